@@ -1,0 +1,165 @@
+# failstop — plain GNU Makefile.
+#
+#   make                 build everything into build/
+#   make test            install missing packages (as root), build, run every test
+#   make demo            install missing packages (as root), build, run the demo
+#   make install PREFIX=/some/dir
+#   make asan            build into build-asan/ with ASan+UBSan and run unit + MPI tests
+#   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
+#
+# Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
+
+SHELL       := /bin/bash
+BUILD       ?= build
+PREFIX      ?= /usr/local
+CC          ?= gcc
+MPICC       ?= mpicc
+OPT         ?= -O2
+SANITIZE    ?=
+
+ifdef OMPI_PREFIX
+OMPI_INCDIRS := $(OMPI_PREFIX)/include $(OMPI_PREFIX)/include/openmpi
+OMPI_LIBDIR  := $(OMPI_PREFIX)/lib
+else
+OMPI_INCDIRS := $(shell $(MPICC) --showme:incdirs 2>/dev/null)
+OMPI_LIBDIR  := $(firstword $(shell $(MPICC) --showme:libdirs 2>/dev/null))
+endif
+# mpicc lists .../include and .../include/openmpi; the internal headers live
+# under the latter, ompi_config.h sits beside them.
+OMPI_CFLAGS := $(foreach d,$(OMPI_INCDIRS),-isystem $(d))
+
+WARN        := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+BASE_CFLAGS := $(OPT) -g -std=gnu11 -fPIC -fvisibility=hidden -mcx16 \
+               -fno-strict-aliasing $(WARN) $(SANITIZE) -Iinclude -Isrc
+CORE_LIBS   := -lucp -lucs -lpthread
+OMPI_LIBS   := -L$(OMPI_LIBDIR) -Wl,-rpath,$(OMPI_LIBDIR) -lmpi -lopen-rte -lopen-pal
+
+# ---- sources: the core never sees Open MPI headers -------------------------
+CORE_SRC := $(wildcard src/common/*.c src/queues/*.c src/endpoint/*.c \
+                       src/failure/*.c src/proto/*.c src/transport/*.c)
+OMPI_SRC := $(filter-out src/ompi/component_shim.c,$(wildcard src/ompi/*.c))
+SHIM_SRC := src/ompi/component_shim.c
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+OMPI_OBJ := $(OMPI_SRC:%.c=$(BUILD)/obj/%.o)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+
+CORE_LIB := $(BUILD)/lib/libfailstop_core.a
+SO_LIB   := $(BUILD)/lib/libfailstop.so
+COMP_SO  := $(BUILD)/lib/openmpi/mca_pml_failstop.so
+RUNNER   := $(BUILD)/bin/failstop-run
+RANKWRAP := $(BUILD)/libexec/failstop/failstop-rank
+PC_FILE  := $(BUILD)/lib/pkgconfig/failstop.pc
+
+UNIT_SRC  := $(wildcard tests/*/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+MPI_TSRC  := $(wildcard tests/mpi/*.c)
+MPI_TBIN  := $(MPI_TSRC:tests/mpi/%.c=$(BUILD)/tests/mpi/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+DEMO_BIN  := $(BUILD)/demo/failstop-demo
+
+.PHONY: all deps test unit-test mpi-test demo install asan bench clean
+.DEFAULT_GOAL := all
+
+all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
+     $(MPI_TBIN) $(BENCH_BIN) $(DEMO_BIN)
+
+# Installs build and test dependencies with apt when run as root and something
+# is missing; otherwise only reports what is missing.
+deps:
+	@bash .ci/deps.sh
+
+$(BUILD)/obj/src/ompi/%.o: src/ompi/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(OMPI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(SO_LIB): $(CORE_OBJ) $(OMPI_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared $(SANITIZE) -Wl,--no-undefined -Wl,-soname,libfailstop.so \
+	    -o $@ $^ $(OMPI_LIBS) $(CORE_LIBS)
+
+# The component Open MPI dlopens: only the component struct, bound to
+# libfailstop.so one directory up (build tree and install tree alike).
+$(COMP_SO): $(SHIM_OBJ) $(SO_LIB)
+	@mkdir -p $(@D)
+	$(CC) -shared $(SANITIZE) -Wl,--no-undefined -o $@ $(SHIM_OBJ) \
+	    -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/..' -lfailstop $(OMPI_LIBS)
+
+$(RUNNER): src/tools/failstop-run
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+$(RANKWRAP): src/tools/failstop-rank.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -o $@ $<
+
+$(PC_FILE): src/tools/failstop.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(abspath $(BUILD))|' $< > $@
+
+# ---- tests -----------------------------------------------------------------
+$(BUILD)/tests/%: tests/%.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Itests -MMD -MP -MF $@.d -o $@ $< $(CORE_LIB) \
+	    -lcriterion $(CORE_LIBS)
+
+$(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h include/failstop.h $(SO_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) -Itests/mpi -o $@ $< -L$(BUILD)/lib \
+	    -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
+
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) -o $@ $<
+
+$(DEMO_BIN): src/tools/failstop-demo.c include/failstop.h $(SO_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) -o $@ $< -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -lfailstop
+
+unit-test: $(UNIT_BIN)
+	@bash tests/run-unit.sh $(BUILD)
+
+mpi-test: all
+	@bash tests/mpi/run.sh $(BUILD)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory mpi-test
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@bash src/tools/demo.sh $(BUILD)
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	    SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	@bash tests/run-unit.sh build-asan
+	@FS_ASAN=1 bash tests/mpi/run.sh build-asan
+
+bench: all
+	@bash bench/run.sh $(BUILD)
+
+install: all
+	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib/openmpi \
+	    $(PREFIX)/lib/pkgconfig $(PREFIX)/libexec/failstop
+	install -m 0755 $(RUNNER) $(PREFIX)/bin/failstop-run
+	install -m 0755 $(RANKWRAP) $(PREFIX)/libexec/failstop/failstop-rank
+	install -m 0644 include/failstop.h $(PREFIX)/include/failstop.h
+	install -m 0755 $(SO_LIB) $(PREFIX)/lib/libfailstop.so
+	install -m 0755 $(COMP_SO) $(PREFIX)/lib/openmpi/mca_pml_failstop.so
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' src/tools/failstop.pc.in \
+	    > $(PREFIX)/lib/pkgconfig/failstop.pc
+
+clean:
+	rm -rf build build-asan
+
+-include $(CORE_OBJ:.o=.d) $(OMPI_OBJ:.o=.d) $(SHIM_OBJ:.o=.d) $(UNIT_BIN:=.d)

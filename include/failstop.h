@@ -1,0 +1,44 @@
+/* failstop: fault-tolerant point-to-point messaging for Open MPI.
+ *
+ * Public extension API for applications.  Link with -lfailstop
+ * (pkg-config failstop).  Every function returns an MPI error code; when the
+ * failstop PML is not the one in use they return MPI_ERR_UNSUPPORTED_OPERATION
+ * and never the failure class, as the MPI fault-tolerance chapter asks
+ * (17.1). */
+#ifndef FAILSTOP_H
+#define FAILSTOP_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FAILSTOP_VERSION_MAJOR 0
+#define FAILSTOP_VERSION_MINOR 1
+
+/* The error class MPI_ERR_RANK_FAIL_STOP (MPI-FT draft 17.5.1): a process in
+ * the operation has failed.  Open MPI creates it at run time, so these are
+ * expressions, valid after MPI_Init; compare with MPI_Error_class(code).
+ * MPIX_ERR_PROC_FAILED is the later ULFM name of the same class.  Without
+ * failstop the value is -1, which no MPI error class equals. */
+int MPIX_Failstop_error_class(void);
+#define MPIX_ERR_RANK_FAIL_STOP (MPIX_Failstop_error_class())
+#define MPIX_ERR_PROC_FAILED    (MPIX_Failstop_error_class())
+
+/* *flag = 1 if this process communicates through the failstop PML (valid
+ * after MPI_Init). */
+int MPIX_Failstop_active(int *flag);
+
+/* Reads one of failstop's counters by name: "msgs_sent", "msgs_received",
+ * "unexpected", "reordered", "early_cid", "discarded_after_failure",
+ * "dropped_malformed", "pool_grows", "large_copies", "peers_failed",
+ * "peers_left".  Unknown names give MPI_ERR_ARG.  pool_grows counts every
+ * allocation failstop made for messages: it stays flat in steady state. */
+int MPIX_Failstop_counter(const char *name, unsigned long long *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

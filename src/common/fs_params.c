@@ -1,0 +1,138 @@
+#include "common/fs_params.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FS_PARAM_FIELD(_field) offsetof(fs_params_t, _field)
+
+const fs_param_desc_t fs_param_table[] = {
+    {"verbose", FS_PARAM_INT, "1",
+     "Log level: 0 errors, 1 warnings, 2 info, 3 debug, 4 trace (debug and "
+     "trace need a debug build)",
+     FS_PARAM_FIELD(verbose)},
+    {"ucx_keepalive_ms", FS_PARAM_INT, "100",
+     "UCX keepalive interval in ms (UCX_KEEPALIVE_INTERVAL). Shared-memory "
+     "peers that die are only noticed by keepalive, so this bounds detection "
+     "time on one node. Ignored when UCX_KEEPALIVE_INTERVAL is set",
+     FS_PARAM_FIELD(ucx_keepalive_ms)},
+    {"ucx_fifo_size", FS_PARAM_INT, "1024",
+     "Entries of the UCX shared-memory receive FIFO (UCX_SYSV_FIFO_SIZE, "
+     "UCX_POSIX_FIFO_SIZE). UCX 1.13's 64-entry default can leave rendezvous "
+     "sends to a dead peer pending forever. Ignored when those are set",
+     FS_PARAM_FIELD(ucx_fifo_size)},
+    {"self_eager_limit", FS_PARAM_SIZE, "16384",
+     "Sends to self up to this many bytes are copied and complete at once; "
+     "larger ones wait for the matching receive (rendezvous)",
+     FS_PARAM_FIELD(self_eager_limit)},
+    {"finalize_timeout_ms", FS_PARAM_INT, "3000",
+     "Upper bound in ms on flushing and closing endpoints in MPI_Finalize",
+     FS_PARAM_FIELD(finalize_timeout_ms)},
+    {"max_unexpected_mb", FS_PARAM_INT, "4096",
+     "Upper bound in MiB on memory held for unexpected eager messages; beyond "
+     "it the affected receives complete with MPI_ERR_NO_MEM",
+     FS_PARAM_FIELD(max_unexpected_mb)},
+    {"inject", FS_PARAM_STRING, "",
+     "Fault injection for tests: RANK:after=N[:SIGNAL] makes world rank RANK "
+     "kill itself after N messages sent or received",
+     FS_PARAM_FIELD(inject)},
+};
+
+const size_t fs_param_count = sizeof(fs_param_table) / sizeof(fs_param_table[0]);
+
+static int fs_param_parse_size(const char *text, size_t *value_p)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(text, &end, 0);
+    if ((errno != 0) || (end == text)) {
+        return -1;
+    }
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; ++end; break;
+    case 'm': case 'M': v <<= 20; ++end; break;
+    case 'g': case 'G': v <<= 30; ++end; break;
+    default: break;
+    }
+    if (*end != '\0') {
+        return -1;
+    }
+    *value_p = (size_t)v;
+    return 0;
+}
+
+static int fs_param_parse_int(const char *text, int *value_p)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 0);
+    if ((errno != 0) || (end == text) || (*end != '\0') ||
+        (v < -2147483647L) || (v > 2147483647L)) {
+        return -1;
+    }
+    *value_p = (int)v;
+    return 0;
+}
+
+static int fs_param_parse_bool(const char *text, int *value_p)
+{
+    if (!strcasecmp(text, "1") || !strcasecmp(text, "true") ||
+        !strcasecmp(text, "yes") || !strcasecmp(text, "y")) {
+        *value_p = 1;
+        return 0;
+    }
+    if (!strcasecmp(text, "0") || !strcasecmp(text, "false") ||
+        !strcasecmp(text, "no") || !strcasecmp(text, "n")) {
+        *value_p = 0;
+        return 0;
+    }
+    return -1;
+}
+
+static int fs_param_apply(fs_params_t *params, const fs_param_desc_t *desc,
+                          const char *value)
+{
+    void *field = (char *)params + desc->offset;
+
+    switch (desc->type) {
+    case FS_PARAM_INT:
+        return fs_param_parse_int(value, field);
+    case FS_PARAM_BOOL:
+        return fs_param_parse_bool(value, field);
+    case FS_PARAM_SIZE:
+        return fs_param_parse_size(value, field);
+    case FS_PARAM_STRING:
+        /* The table's defaults are static strings; values set later are
+         * owned by whoever set them (the MCA variable system). */
+        *(char **)field = (char *)value;
+        return 0;
+    }
+    return -1;
+}
+
+void fs_params_defaults(fs_params_t *params)
+{
+    size_t i;
+
+    memset(params, 0, sizeof(*params));
+    for (i = 0; i < fs_param_count; ++i) {
+        (void)fs_param_apply(params, &fs_param_table[i], fs_param_table[i].defval);
+    }
+}
+
+int fs_params_set(fs_params_t *params, const char *name, const char *value)
+{
+    size_t i;
+
+    for (i = 0; i < fs_param_count; ++i) {
+        if (!strcmp(fs_param_table[i].name, name)) {
+            return fs_param_apply(params, &fs_param_table[i], value);
+        }
+    }
+    return -1;
+}

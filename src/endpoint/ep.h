@@ -1,0 +1,81 @@
+/* One endpoint per peer process.
+ *
+ *   CONNECTING --> UP --> SUSPECTED --> FAILED
+ *        |          |                     ^
+ *        |          +--------------------/
+ *        |          +--> LEAVING --> LEFT        (peer announced MPI_Finalize)
+ *        +--> FAILED
+ *   any --> CLOSED                                (our own finalize)
+ *
+ * FAILED and LEFT are final for the peer: a failed peer is never revived (a
+ * suspicion is final, 17.3), and a peer that left is never reported failed.
+ * The endpoint tracks every operation in flight on it, so a failure can
+ * complete them all. */
+#ifndef FS_ENDPOINT_EP_H
+#define FS_ENDPOINT_EP_H
+
+#include "common/fs_list.h"
+#include "common/fs_status.h"
+#include "proto/hdr.h"
+#include "transport/tl.h"
+
+#include <stdint.h>
+
+typedef enum fs_ep_state {
+    FS_EP_CONNECTING = 0,
+    FS_EP_UP,
+    FS_EP_SUSPECTED,
+    FS_EP_LEAVING,      /* departure announced; messages still in flight */
+    FS_EP_LEFT,
+    FS_EP_FAILED,
+    FS_EP_CLOSED,
+    FS_EP_STATE_COUNT
+} fs_ep_state_t;
+
+typedef struct fs_ep {
+    fs_ep_state_t          state;
+    uint8_t                is_self;
+    fs_tl_ep_t            *tl_ep;
+    uint64_t               id;              /* host's process name */
+    void                  *host;            /* host's process object */
+    fs_list_t              elem;            /* in the engine's endpoint list */
+    fs_list_t              inflight;        /* fs_req_t with a transport op */
+    uint64_t               tx_msgs;         /* matching messages sent to it */
+    uint64_t               rx_msgs;         /* matching messages taken from it */
+    uint64_t               bye_expect;      /* rx_msgs announced in its BYE */
+    uint64_t               fail_epoch;      /* engine epoch when it failed */
+    const fs_fault_row_t  *fault;           /* why it failed, if a transport said */
+    fs_hdr_ctrl_t          bye_hdr;
+    fs_tl_op_t             bye_op;
+    fs_tl_op_t             close_op;
+} fs_ep_t;
+
+const char *fs_ep_state_name(fs_ep_state_t state);
+
+/* Returns 1 if the transition is allowed (and applies it), 0 otherwise. */
+int fs_ep_transition(fs_ep_t *ep, fs_ep_state_t next);
+
+#define FS_EP_SET(_s) (1u << (_s))
+
+/* States in which new operations may be started on the endpoint. */
+static inline int fs_ep_is_usable(const fs_ep_t *ep)
+{
+    return (FS_EP_SET(FS_EP_CONNECTING) | FS_EP_SET(FS_EP_UP) |
+            FS_EP_SET(FS_EP_LEAVING)) & FS_EP_SET(ep->state);
+}
+
+/* States after which the peer sends nothing more: its story is over. */
+static inline int fs_ep_is_gone(const fs_ep_t *ep)
+{
+    return (FS_EP_SET(FS_EP_LEFT) | FS_EP_SET(FS_EP_FAILED) |
+            FS_EP_SET(FS_EP_CLOSED)) & FS_EP_SET(ep->state);
+}
+
+static inline int fs_ep_is_failed(const fs_ep_t *ep)
+{
+    return ep->state == FS_EP_FAILED;
+}
+
+void fs_ep_init(fs_ep_t *ep, uint64_t id, void *host, int is_self);
+
+#endif

@@ -1,0 +1,95 @@
+/* Datatypes: contiguous layouts go to the engine as (pointer, length);
+ * anything else through Open MPI's convertor, positioned on demand since a
+ * transport may pack or unpack fragments out of order. */
+#include "ompi/ompi_int.h"
+
+static void fs_ompi_dt_seek(fs_ompi_dt_t *dt, size_t offset)
+{
+    size_t position = offset;
+
+    if (dt->position != offset) {
+        opal_convertor_set_position(&dt->conv, &position);
+        dt->position = position;
+    }
+}
+
+size_t fs_ompi_dt_pack(void *state, size_t offset, void *dst, size_t max)
+{
+    fs_ompi_dt_t *dt = state;
+    struct iovec iov = {.iov_base = dst, .iov_len = max};
+    uint32_t iov_count = 1;
+    size_t length = max;
+
+    fs_ompi_dt_seek(dt, offset);
+    opal_convertor_pack(&dt->conv, &iov, &iov_count, &length);
+    dt->position = offset + length;
+    return length;
+}
+
+size_t fs_ompi_dt_unpack(void *state, size_t offset, const void *src, size_t len)
+{
+    fs_ompi_dt_t *dt = state;
+    struct iovec iov = {.iov_base = (void *)src, .iov_len = len};
+    uint32_t iov_count = 1;
+    size_t length = len;
+
+    fs_ompi_dt_seek(dt, offset);
+    opal_convertor_unpack(&dt->conv, &iov, &iov_count, &length);
+    dt->position = offset + length;
+    return length;
+}
+
+static int fs_ompi_dt_is_contig(ompi_datatype_t *datatype, size_t count)
+{
+    return opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count);
+}
+
+void fs_ompi_buf_prepare_send(fs_ompi_req_t *req, const void *buf, size_t count,
+                              ompi_datatype_t *datatype, fs_buf_t *fbuf)
+{
+    size_t size;
+
+    if (OPAL_LIKELY(fs_ompi_dt_is_contig(datatype, count))) {
+        fs_buf_set_contig(fbuf, (char *)buf + datatype->super.true_lb,
+                          datatype->super.size * count);
+        return;
+    }
+    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
+                                             &datatype->super, count, buf, 0,
+                                             &req->dt.conv);
+    opal_convertor_get_packed_size(&req->dt.conv, &size);
+    req->dt.position = 0;
+    req->has_conv    = 1;
+    fbuf->ptr        = NULL;
+    fbuf->len        = size;
+    fbuf->dt         = &req->dt;
+}
+
+void fs_ompi_buf_prepare_recv(fs_ompi_req_t *req, void *buf, size_t count,
+                              ompi_datatype_t *datatype, fs_buf_t *fbuf)
+{
+    size_t size;
+
+    if (OPAL_LIKELY(fs_ompi_dt_is_contig(datatype, count))) {
+        fs_buf_set_contig(fbuf, (char *)buf + datatype->super.true_lb,
+                          datatype->super.size * count);
+        return;
+    }
+    opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
+                                             &datatype->super, count, buf, 0,
+                                             &req->dt.conv);
+    opal_convertor_get_packed_size(&req->dt.conv, &size);
+    req->dt.position = 0;
+    req->has_conv    = 1;
+    fbuf->ptr        = NULL;
+    fbuf->len        = size;
+    fbuf->dt         = &req->dt;
+}
+
+void fs_ompi_buf_release(fs_ompi_req_t *req)
+{
+    if (req->has_conv) {
+        opal_convertor_cleanup(&req->dt.conv);
+        req->has_conv = 0;
+    }
+}

@@ -1,0 +1,171 @@
+/* The Open MPI 4.1 PML component.  This directory is the only code that sees
+ * Open MPI internals; it adapts MPI requests, datatypes, communicators and
+ * processes to the core engine (src/proto/core.h). */
+#ifndef FS_OMPI_INT_H
+#define FS_OMPI_INT_H
+
+#include "ompi_config.h"   /* must come first */
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/pml/base/base.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/message/message.h"
+#include "ompi/proc/proc.h"
+#include "ompi/request/request.h"
+#include "opal/class/opal_free_list.h"
+#include "opal/datatype/opal_convertor.h"
+
+#include "common/fs_params.h"
+#include "proto/core.h"
+
+typedef enum fs_ompi_req_kind {
+    FS_OMPI_REQ_SEND = 0,
+    FS_OMPI_REQ_RECV
+} fs_ompi_req_kind_t;
+
+/* Datatype state of one request: a convertor positioned lazily. */
+typedef struct fs_ompi_dt {
+    opal_convertor_t   conv;
+    size_t             position;
+} fs_ompi_dt_t;
+
+typedef struct fs_ompi_req {
+    ompi_request_t         ompi;          /* must be first */
+    union {
+        fs_send_t          send;
+        fs_recv_t          recv;
+    } core;
+    uint8_t                kind;          /* fs_ompi_req_kind_t */
+    uint8_t                persistent;
+    uint8_t                free_called;   /* MPI released it; recycle when idle */
+    uint8_t                has_conv;      /* dt.conv is prepared */
+    uint8_t                core_pending;  /* the core operation has not completed */
+    uint8_t                retained;      /* holds a reference on the communicator */
+    uint8_t                detached;      /* buffered send: user request already done */
+    mca_pml_base_send_mode_t mode;
+    /* arguments kept for persistent requests and buffered sends */
+    void                  *user_buf;
+    size_t                 count;
+    ompi_datatype_t       *datatype;
+    int                    peer;
+    int                    tag;
+    void                  *bsend_buf;     /* MPI_Bsend: packed copy to release */
+    fs_ompi_dt_t           dt;
+} fs_ompi_req_t;
+
+OBJ_CLASS_DECLARATION(fs_ompi_req_t);
+
+/* Error codes failstop registered with Open MPI at pml_enable. */
+typedef struct fs_ompi_errors {
+    int  fail_stop_class;     /* MPI_ERR_RANK_FAIL_STOP */
+    int  peer_failed;         /* codes in that class */
+    int  peer_left;           /* class MPI_ERR_OTHER: peer finalized */
+} fs_ompi_errors_t;
+
+typedef struct fs_ompi {
+    mca_pml_base_module_t          super;
+    const mca_base_component_t    *component;
+    char                          *param_text[16];   /* MCA string storage */
+    fs_params_t                    params;
+    fs_engine_t                   *engine;
+    opal_free_list_t               requests;
+    fs_ompi_errors_t               errors;
+    int                            multi_thread;
+    int                            enabled;
+} fs_ompi_t;
+
+extern fs_ompi_t fs_ompi;
+
+/* entry points used by the component struct in component_shim.c: the only
+ * symbols libfailstop.so exports besides the MPIX_ API */
+FS_EXPORT int mca_pml_failstop_register(const mca_base_component_t *component);
+FS_EXPORT int mca_pml_failstop_open(void);
+FS_EXPORT int mca_pml_failstop_close(void);
+FS_EXPORT mca_pml_base_module_t *mca_pml_failstop_init(int *priority,
+                                                       bool progress_threads,
+                                                       bool mpi_threads);
+FS_EXPORT int mca_pml_failstop_finalize(void);
+
+/* params.c */
+int  fs_ompi_params_register(const mca_base_component_t *component);
+int  fs_ompi_params_read(void);
+
+/* errors.c */
+int  fs_ompi_errors_register(void);
+int  fs_ompi_error(fs_status_t status);
+
+/* datatype.c */
+size_t fs_ompi_dt_pack(void *dt, size_t offset, void *dst, size_t max);
+size_t fs_ompi_dt_unpack(void *dt, size_t offset, const void *src, size_t len);
+/* Describes (buf, count, datatype) as an fs_buf_t, preparing the convertor
+ * for non-contiguous layouts. */
+void fs_ompi_buf_prepare_send(fs_ompi_req_t *req, const void *buf, size_t count,
+                              ompi_datatype_t *datatype, fs_buf_t *fbuf);
+void fs_ompi_buf_prepare_recv(fs_ompi_req_t *req, void *buf, size_t count,
+                              ompi_datatype_t *datatype, fs_buf_t *fbuf);
+void fs_ompi_buf_release(fs_ompi_req_t *req);
+
+/* request.c */
+fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *comm,
+                               int persistent);
+void fs_ompi_req_put(fs_ompi_req_t *req);
+void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq);
+void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status);
+extern const fs_host_ops_t fs_ompi_host_ops;
+
+/* send.c / recv.c helpers */
+int  fs_ompi_send_begin(fs_ompi_req_t *req);
+int  fs_ompi_send_restart(fs_ompi_req_t *req);
+int  fs_ompi_recv_restart(fs_ompi_req_t *req);
+
+/* pml.c */
+fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm);
+int  fs_ompi_progress(void);
+
+/* send.c / recv.c / probe.c */
+int mca_pml_failstop_isend_init(const void *buf, size_t count, ompi_datatype_t *datatype,
+                                int dst, int tag, mca_pml_base_send_mode_t mode,
+                                ompi_communicator_t *comm, ompi_request_t **request);
+int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datatype,
+                           int dst, int tag, mca_pml_base_send_mode_t mode,
+                           ompi_communicator_t *comm, ompi_request_t **request);
+int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *datatype,
+                          int dst, int tag, mca_pml_base_send_mode_t mode,
+                          ompi_communicator_t *comm);
+int mca_pml_failstop_irecv_init(void *buf, size_t count, ompi_datatype_t *datatype,
+                                int src, int tag, ompi_communicator_t *comm,
+                                ompi_request_t **request);
+int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
+                           int src, int tag, ompi_communicator_t *comm,
+                           ompi_request_t **request);
+int mca_pml_failstop_recv(void *buf, size_t count, ompi_datatype_t *datatype,
+                          int src, int tag, ompi_communicator_t *comm,
+                          ompi_status_public_t *status);
+int mca_pml_failstop_imrecv(void *buf, size_t count, ompi_datatype_t *datatype,
+                            ompi_message_t **message, ompi_request_t **request);
+int mca_pml_failstop_mrecv(void *buf, size_t count, ompi_datatype_t *datatype,
+                           ompi_message_t **message, ompi_status_public_t *status);
+int mca_pml_failstop_iprobe(int src, int tag, ompi_communicator_t *comm,
+                            int *matched, ompi_status_public_t *status);
+int mca_pml_failstop_probe(int src, int tag, ompi_communicator_t *comm,
+                           ompi_status_public_t *status);
+int mca_pml_failstop_improbe(int src, int tag, ompi_communicator_t *comm,
+                             int *matched, ompi_message_t **message,
+                             ompi_status_public_t *status);
+int mca_pml_failstop_mprobe(int src, int tag, ompi_communicator_t *comm,
+                            ompi_message_t **message, ompi_status_public_t *status);
+int mca_pml_failstop_start(size_t count, ompi_request_t **requests);
+
+/* The engine lock; a no-op unless MPI_THREAD_MULTIPLE was requested. */
+static inline void fs_ompi_lock(void)
+{
+    fs_engine_lock(fs_ompi.engine);
+}
+
+static inline void fs_ompi_unlock(void)
+{
+    fs_engine_unlock(fs_ompi.engine);
+}
+
+#endif

@@ -1,0 +1,319 @@
+/* The PML module: lifecycle, processes, communicators, progress. */
+#include "ompi/ompi_int.h"
+#include "common/fs_log.h"
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/runtime/opal_progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs);
+static int fs_ompi_del_procs(ompi_proc_t **procs, size_t nprocs);
+static int fs_ompi_enable(bool enable);
+static int fs_ompi_add_comm(ompi_communicator_t *comm);
+static int fs_ompi_del_comm(ompi_communicator_t *comm);
+static int fs_ompi_dump(ompi_communicator_t *comm, int verbose);
+
+fs_ompi_t fs_ompi = {
+    .super = {
+        .pml_add_procs     = fs_ompi_add_procs,
+        .pml_del_procs     = fs_ompi_del_procs,
+        .pml_enable        = fs_ompi_enable,
+        .pml_progress      = NULL,      /* registered in init, like ucx/ob1 */
+        .pml_add_comm      = fs_ompi_add_comm,
+        .pml_del_comm      = fs_ompi_del_comm,
+        .pml_irecv_init    = mca_pml_failstop_irecv_init,
+        .pml_irecv         = mca_pml_failstop_irecv,
+        .pml_recv          = mca_pml_failstop_recv,
+        .pml_isend_init    = mca_pml_failstop_isend_init,
+        .pml_isend         = mca_pml_failstop_isend,
+        .pml_send          = mca_pml_failstop_send,
+        .pml_iprobe        = mca_pml_failstop_iprobe,
+        .pml_probe         = mca_pml_failstop_probe,
+        .pml_start         = mca_pml_failstop_start,
+        .pml_improbe       = mca_pml_failstop_improbe,
+        .pml_mprobe        = mca_pml_failstop_mprobe,
+        .pml_imrecv        = mca_pml_failstop_imrecv,
+        .pml_mrecv         = mca_pml_failstop_mrecv,
+        .pml_dump          = fs_ompi_dump,
+        .pml_ft_event      = NULL,
+        .pml_max_contextid = 0x7fffffff,
+        .pml_max_tag       = 0x7fffffff,
+        .pml_flags         = 0,
+    },
+};
+
+static uint64_t fs_ompi_proc_id(const ompi_proc_t *proc)
+{
+    return ((uint64_t)proc->super.proc_name.jobid << 32) | proc->super.proc_name.vpid;
+}
+
+/* ---- component entry points -------------------------------------------- */
+
+int mca_pml_failstop_register(const mca_base_component_t *component)
+{
+    fs_ompi.component = component;
+    return fs_ompi_params_register(component);
+}
+
+int mca_pml_failstop_open(void)
+{
+    return fs_ompi_params_read();
+}
+
+int mca_pml_failstop_close(void)
+{
+    return OMPI_SUCCESS;
+}
+
+int fs_ompi_progress(void)
+{
+    unsigned count;
+
+    fs_ompi_lock();
+    count = fs_engine_progress(fs_ompi.engine);
+    fs_ompi_unlock();
+    return (int)count;
+}
+
+static int fs_ompi_publish_address(void)
+{
+    const void *addr;
+    size_t len;
+    int rc;
+
+    if (fs_engine_address(fs_ompi.engine, &addr, &len) != FS_OK) {
+        return OMPI_ERROR;
+    }
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, fs_ompi.component, addr, len);
+    return rc;
+}
+
+mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_threads,
+                                             bool mpi_threads)
+{
+    fs_engine_config_t config;
+    char ident[64];
+
+    (void)progress_threads;
+    snprintf(ident, sizeof(ident), "failstop:%u", OMPI_PROC_MY_NAME->vpid);
+    fs_log_set_identity(ident);
+    fs_ompi.multi_thread   = mpi_threads;
+    config.params          = &fs_ompi.params;
+    config.host            = &fs_ompi_host_ops;
+    config.host_arg        = &fs_ompi;
+    config.tl_ops          = &fs_tl_ucx_ops;
+    config.my_id           = fs_ompi_proc_id(ompi_proc_local());
+    config.multi_thread    = mpi_threads;
+    config.estimated_peers = ompi_process_info.num_procs;
+    if (fs_engine_create(&config, &fs_ompi.engine) != FS_OK) {
+        FS_ERROR("cannot start the failstop engine over UCX");
+        return NULL;
+    }
+    if (fs_ompi_publish_address() != OMPI_SUCCESS) {
+        FS_ERROR("cannot publish the UCX address");
+        fs_engine_destroy(fs_ompi.engine);
+        fs_ompi.engine = NULL;
+        return NULL;
+    }
+    OBJ_CONSTRUCT(&fs_ompi.requests, opal_free_list_t);
+    opal_free_list_init(&fs_ompi.requests, sizeof(fs_ompi_req_t), opal_cache_line_size,
+                        OBJ_CLASS(fs_ompi_req_t), 0, opal_cache_line_size,
+                        128, -1, 128, NULL, 0, NULL, NULL, NULL);
+    opal_progress_register(fs_ompi_progress);
+    *priority = 5;   /* irrelevant: Open MPI only considers the named PML */
+    return &fs_ompi.super;
+}
+
+/* Under failstop-run: record that this rank reached MPI_Finalize, which the
+ * launcher's exit status depends on (MPI-FT 17.5.2). */
+static void fs_ompi_mark_finalized(void)
+{
+    const char *dir = getenv("FAILSTOP_STATUS_DIR");
+    char path[4096];
+    FILE *f;
+
+    if ((dir == NULL) || (*dir == '\0')) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/finalized.%u", dir, OMPI_PROC_MY_NAME->vpid);
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fclose(f);
+    }
+}
+
+int mca_pml_failstop_finalize(void)
+{
+    if (fs_ompi.engine == NULL) {
+        return OMPI_SUCCESS;
+    }
+    fs_ompi_mark_finalized();
+    opal_progress_unregister(fs_ompi_progress);
+    fs_engine_destroy(fs_ompi.engine);
+    fs_ompi.engine = NULL;
+    OBJ_DESTRUCT(&fs_ompi.requests);
+    return OMPI_SUCCESS;
+}
+
+/* ---- processes ----------------------------------------------------------- */
+
+static int fs_ompi_add_proc(ompi_proc_t *proc)
+{
+    void *addr = NULL;
+    size_t len = 0;
+    fs_ep_t *ep;
+    fs_status_t st;
+    int rc;
+
+    if (proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] != NULL) {
+        return OMPI_SUCCESS;
+    }
+    if (proc == ompi_proc_local()) {
+        st = fs_engine_ep_create_self(fs_ompi.engine, fs_ompi_proc_id(proc), proc, &ep);
+    } else {
+        OPAL_MODEX_RECV(rc, fs_ompi.component, &proc->super.proc_name, &addr, &len);
+        if (rc != OMPI_SUCCESS) {
+            FS_ERROR("no failstop address for process %u (is it running failstop?)",
+                     proc->super.proc_name.vpid);
+            return rc;
+        }
+        st = fs_engine_ep_create(fs_ompi.engine, fs_ompi_proc_id(proc), proc, addr,
+                                 len, &ep);
+        free(addr);
+    }
+    if (st != FS_OK) {
+        return OMPI_ERROR;
+    }
+    proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = (void *)ep;
+    return OMPI_SUCCESS;
+}
+
+static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
+{
+    size_t i, first = OMPI_PROC_MY_NAME->vpid;
+    int rc = OMPI_SUCCESS;
+
+    fs_ompi_lock();
+    /* start at our own rank so not everyone wires up to rank 0 first */
+    for (i = 0; (i < nprocs) && (rc == OMPI_SUCCESS); ++i) {
+        rc = fs_ompi_add_proc(procs[(i + first) % nprocs]);
+    }
+    fs_ompi_unlock();
+    return rc;
+}
+
+static int fs_ompi_del_procs(ompi_proc_t **procs, size_t nprocs)
+{
+    fs_ep_t **eps = malloc((nprocs ? nprocs : 1) * sizeof(*eps));
+    size_t i, n = 0;
+
+    if (eps == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    fs_ompi_lock();
+    for (i = 0; i < nprocs; ++i) {
+        fs_ep_t *ep = (fs_ep_t *)procs[i]->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+        if (ep != NULL) {
+            eps[n++] = ep;
+            procs[i]->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = NULL;
+        }
+    }
+    fs_engine_leave(fs_ompi.engine, eps, n);
+    fs_ompi_unlock();
+    free(eps);
+    return OMPI_SUCCESS;
+}
+
+static int fs_ompi_enable(bool enable)
+{
+    if (enable && !fs_ompi.enabled) {
+        if (fs_ompi_errors_register() != OMPI_SUCCESS) {
+            FS_ERROR("cannot register MPI_ERR_RANK_FAIL_STOP with Open MPI");
+            return OMPI_ERROR;
+        }
+        fs_ompi.enabled = 1;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* ---- communicators ------------------------------------------------------- */
+
+fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm)
+{
+    return (fs_comm_t *)comm->c_pml_comm;
+}
+
+static int fs_ompi_add_comm(ompi_communicator_t *comm)
+{
+    uint32_t size = OMPI_COMM_IS_INTER(comm) ? (uint32_t)ompi_comm_remote_size(comm) :
+                                               (uint32_t)ompi_comm_size(comm);
+    fs_ep_t **peers = malloc((size ? size : 1) * sizeof(*peers));
+    fs_comm_t *fcomm = NULL;
+    fs_status_t st = FS_OK;
+    uint32_t r;
+
+    if (peers == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    fs_ompi_lock();
+    for (r = 0; (r < size) && (st == FS_OK); ++r) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, (int)r);
+        if ((proc == NULL) || (fs_ompi_add_proc(proc) != OMPI_SUCCESS)) {
+            st = FS_ERR_LOCAL;
+            break;
+        }
+        peers[r] = (fs_ep_t *)proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    }
+    if (st == FS_OK) {
+        st = fs_comm_create(fs_ompi.engine, comm->c_contextid, comm->c_my_rank, size,
+                            peers, comm, &fcomm);
+    }
+    fs_ompi_unlock();
+    free(peers);
+    if (st != FS_OK) {
+        FS_ERROR("cannot set up communicator %u: %s", comm->c_contextid,
+                 fs_status_string(st));
+        return OMPI_ERROR;
+    }
+    comm->c_pml_comm = (struct mca_pml_comm_t *)fcomm;
+    return OMPI_SUCCESS;
+}
+
+static int fs_ompi_del_comm(ompi_communicator_t *comm)
+{
+    fs_comm_t *fcomm = fs_ompi_comm(comm);
+
+    if (fcomm != NULL) {
+        fs_ompi_lock();
+        fs_comm_destroy(fcomm);
+        fs_ompi_unlock();
+        comm->c_pml_comm = NULL;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int fs_ompi_dump(ompi_communicator_t *comm, int verbose)
+{
+    const fs_stats_t *s = fs_engine_stats(fs_ompi.engine);
+
+    (void)comm;
+    (void)verbose;
+    fprintf(stderr, "failstop: sent %llu received %llu unexpected %llu reordered %llu "
+            "discarded %llu peers failed %llu left %llu pool grows %llu\n",
+            (unsigned long long)s->msgs_sent, (unsigned long long)s->msgs_received,
+            (unsigned long long)s->unexpected, (unsigned long long)s->reordered,
+            (unsigned long long)s->discarded_after_failure,
+            (unsigned long long)s->peers_failed, (unsigned long long)s->peers_left,
+            (unsigned long long)s->pool_grows);
+    return OMPI_SUCCESS;
+}
+
+/* Issue 3 turns a peer failure into failure notices and wildcard/collective
+ * state; for now the engine has already completed every operation on it. */
+void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep)
+{
+    (void)host_arg;
+    FS_INFO("process %u failed", ((ompi_proc_t *)ep->host)->super.proc_name.vpid);
+}

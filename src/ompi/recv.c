@@ -1,0 +1,280 @@
+/* Receive, matched-receive and probe entry points. */
+#include "ompi/ompi_int.h"
+
+static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
+                              ompi_datatype_t *datatype, int src, int tag,
+                              ompi_communicator_t *comm)
+{
+    fs_comm_t *fcomm = fs_ompi_comm(comm);
+
+    if (OPAL_UNLIKELY((src != MPI_ANY_SOURCE) &&
+                      ((src < 0) || ((uint32_t)src >= fs_comm_size(fcomm))))) {
+        return MPI_ERR_RANK;
+    }
+    fs_recv_prepare(&req->core.recv, fcomm, src, tag);
+    fs_ompi_buf_prepare_recv(req, buf, count, datatype, &req->core.recv.buf);
+    return OMPI_SUCCESS;
+}
+
+static void fs_ompi_recv_begin(fs_ompi_req_t *req, fs_msg_t *msg)
+{
+    fs_status_t st;
+
+    req->core_pending = 1;
+    fs_ompi_lock();
+    st = (msg == NULL) ? fs_recv_start(&req->core.recv) :
+                         fs_mrecv_start(&req->core.recv, msg);
+    fs_ompi_unlock();
+    if (st != FS_INPROGRESS) {
+        fs_ompi_req_complete(req, st);
+    }
+}
+
+/* Waits for a blocking receive, fills the user's status, frees the request. */
+static int fs_ompi_recv_wait(fs_ompi_req_t *req, ompi_status_public_t *status)
+{
+    ompi_request_t *ompi_req = &req->ompi;
+    int rc;
+
+    ompi_request_wait_completion(&req->ompi);
+    rc = req->ompi.req_status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = req->ompi.req_status;
+    }
+    req->ompi.req_free(&ompi_req);
+    return rc;
+}
+
+int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
+                           int src, int tag, ompi_communicator_t *comm,
+                           ompi_request_t **request)
+{
+    fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
+    int rc;
+
+    if (OPAL_UNLIKELY(req == NULL)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = fs_ompi_recv_setup(req, buf, count, datatype, src, tag, comm);
+    if (OPAL_UNLIKELY(rc != OMPI_SUCCESS)) {
+        fs_ompi_req_put(req);
+        return rc;
+    }
+    OBJ_RETAIN(comm);
+    req->retained = 1;
+    fs_ompi_recv_begin(req, NULL);
+    *request = &req->ompi;
+    return OMPI_SUCCESS;
+}
+
+int mca_pml_failstop_recv(void *buf, size_t count, ompi_datatype_t *datatype,
+                          int src, int tag, ompi_communicator_t *comm,
+                          ompi_status_public_t *status)
+{
+    fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
+    int rc;
+
+    if (OPAL_UNLIKELY(req == NULL)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = fs_ompi_recv_setup(req, buf, count, datatype, src, tag, comm);
+    if (OPAL_UNLIKELY(rc != OMPI_SUCCESS)) {
+        fs_ompi_req_put(req);
+        return rc;
+    }
+    fs_ompi_recv_begin(req, NULL);
+    return fs_ompi_recv_wait(req, status);
+}
+
+int mca_pml_failstop_irecv_init(void *buf, size_t count, ompi_datatype_t *datatype,
+                                int src, int tag, ompi_communicator_t *comm,
+                                ompi_request_t **request)
+{
+    fs_ompi_req_t *req;
+
+    if (OPAL_UNLIKELY((src != MPI_ANY_SOURCE) &&
+                      ((src < 0) || ((uint32_t)src >= fs_comm_size(fs_ompi_comm(comm)))))) {
+        return MPI_ERR_RANK;
+    }
+    req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 1);
+    if (OPAL_UNLIKELY(req == NULL)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->user_buf = buf;
+    req->count    = count;
+    req->datatype = datatype;
+    req->peer     = src;
+    req->tag      = tag;
+    OMPI_DATATYPE_RETAIN(datatype);
+    OBJ_RETAIN(comm);
+    req->retained = 1;
+    *request = &req->ompi;
+    return OMPI_SUCCESS;
+}
+
+int fs_ompi_recv_restart(fs_ompi_req_t *req)
+{
+    int rc = fs_ompi_recv_setup(req, req->user_buf, req->count, req->datatype,
+                                req->peer, req->tag, req->ompi.req_mpi_object.comm);
+
+    if (rc != OMPI_SUCCESS) {
+        req->ompi.req_status.MPI_ERROR = rc;
+        ompi_request_complete(&req->ompi, true);
+        return OMPI_SUCCESS;
+    }
+    fs_ompi_recv_begin(req, NULL);
+    return OMPI_SUCCESS;
+}
+
+/* ---- matched probes and receives ------------------------------------------ */
+
+static int fs_ompi_mrecv_begin(void *buf, size_t count, ompi_datatype_t *datatype,
+                               ompi_message_t **message, fs_ompi_req_t **req_p)
+{
+    ompi_message_t *msg      = *message;
+    ompi_communicator_t *comm = msg->comm;
+    fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
+
+    if (OPAL_UNLIKELY(req == NULL)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    fs_recv_prepare(&req->core.recv, fs_ompi_comm(comm), msg->peer, MPI_ANY_TAG);
+    fs_ompi_buf_prepare_recv(req, buf, count, datatype, &req->core.recv.buf);
+    fs_ompi_recv_begin(req, (fs_msg_t *)msg->req_ptr);
+    ompi_message_return(msg);
+    *message = MPI_MESSAGE_NULL;
+    *req_p   = req;
+    return OMPI_SUCCESS;
+}
+
+int mca_pml_failstop_imrecv(void *buf, size_t count, ompi_datatype_t *datatype,
+                            ompi_message_t **message, ompi_request_t **request)
+{
+    ompi_communicator_t *comm = (*message)->comm;
+    fs_ompi_req_t *req;
+    int rc = fs_ompi_mrecv_begin(buf, count, datatype, message, &req);
+
+    if (rc == OMPI_SUCCESS) {
+        OBJ_RETAIN(comm);
+        req->retained = 1;
+        *request      = &req->ompi;
+    }
+    return rc;
+}
+
+int mca_pml_failstop_mrecv(void *buf, size_t count, ompi_datatype_t *datatype,
+                           ompi_message_t **message, ompi_status_public_t *status)
+{
+    fs_ompi_req_t *req;
+    int rc = fs_ompi_mrecv_begin(buf, count, datatype, message, &req);
+
+    return (rc == OMPI_SUCCESS) ? fs_ompi_recv_wait(req, status) : rc;
+}
+
+static void fs_ompi_probe_status(ompi_status_public_t *status,
+                                 const fs_probe_info_t *info)
+{
+    if (status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = info->src;
+        status->MPI_TAG    = info->tag;
+        status->MPI_ERROR  = MPI_SUCCESS;
+        status->_ucount    = info->len;
+        status->_cancelled = 0;
+    }
+}
+
+/* One look at the queues; progress once if nothing matched.  For a matched
+ * probe the message object is taken first, so a match is never lost to an
+ * allocation failure.  Returns an MPI error code. */
+static int fs_ompi_probe_once(int src, int tag, ompi_communicator_t *comm,
+                              int remove, int *matched, ompi_message_t **message,
+                              ompi_status_public_t *status)
+{
+    ompi_message_t *m = NULL;
+    fs_probe_info_t info;
+    fs_msg_t *msg = NULL;
+    fs_status_t st;
+
+    if (remove && ((m = ompi_message_alloc()) == NULL)) {
+        return MPI_ERR_NO_MEM;
+    }
+    fs_ompi_lock();
+    st = fs_probe(fs_ompi_comm(comm), src, tag, remove, matched, &info, &msg);
+    fs_ompi_unlock();
+    if ((st != FS_OK) || !*matched) {
+        if (m != NULL) {
+            ompi_message_return(m);
+        }
+        if (st == FS_OK) {
+            fs_ompi_progress();
+        }
+        return fs_ompi_error(st);
+    }
+    fs_ompi_probe_status(status, &info);
+    if (remove) {
+        m->comm    = comm;
+        m->req_ptr = msg;
+        m->peer    = info.src;
+        m->count   = info.len;
+        *message   = m;
+    }
+    return MPI_SUCCESS;
+}
+
+int mca_pml_failstop_iprobe(int src, int tag, ompi_communicator_t *comm, int *matched,
+                            ompi_status_public_t *status)
+{
+    return fs_ompi_probe_once(src, tag, comm, 0, matched, NULL, status);
+}
+
+int mca_pml_failstop_improbe(int src, int tag, ompi_communicator_t *comm, int *matched,
+                             ompi_message_t **message, ompi_status_public_t *status)
+{
+    return fs_ompi_probe_once(src, tag, comm, 1, matched, message, status);
+}
+
+int mca_pml_failstop_probe(int src, int tag, ompi_communicator_t *comm,
+                           ompi_status_public_t *status)
+{
+    int matched = 0, rc;
+
+    do {
+        rc = fs_ompi_probe_once(src, tag, comm, 0, &matched, NULL, status);
+    } while ((rc == MPI_SUCCESS) && !matched);
+    return rc;
+}
+
+int mca_pml_failstop_mprobe(int src, int tag, ompi_communicator_t *comm,
+                            ompi_message_t **message, ompi_status_public_t *status)
+{
+    int matched = 0, rc;
+
+    do {
+        rc = fs_ompi_probe_once(src, tag, comm, 1, &matched, message, status);
+    } while ((rc == MPI_SUCCESS) && !matched);
+    return rc;
+}
+
+/* ---- persistent requests ---------------------------------------------------- */
+
+int mca_pml_failstop_start(size_t count, ompi_request_t **requests)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        fs_ompi_req_t *req = (fs_ompi_req_t *)requests[i];
+
+        if ((req == NULL) || (req->ompi.req_type != OMPI_REQUEST_PML)) {
+            continue;
+        }
+        req->ompi.req_state     = OMPI_REQUEST_ACTIVE;
+        req->ompi.req_complete  = REQUEST_PENDING;
+        req->ompi.req_status._cancelled = 0;
+        if (req->kind == FS_OMPI_REQ_SEND) {
+            fs_ompi_send_restart(req);
+        } else {
+            fs_ompi_recv_restart(req);
+        }
+    }
+    return OMPI_SUCCESS;
+}

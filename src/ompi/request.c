@@ -1,0 +1,193 @@
+/* MPI requests of the failstop PML.
+ *
+ * One object carries an MPI request and a core send or receive.  It returns
+ * to the free list only when all three are true: MPI released it
+ * (free_called), the core operation ended (!core_pending), and no transport
+ * operation still points into it (!fs_req_busy, only after a failure). */
+#include "ompi/ompi_int.h"
+
+#include "ompi/mca/pml/base/pml_base_bsend.h"
+
+static int fs_ompi_req_free_cb(ompi_request_t **rptr);
+static int fs_ompi_req_cancel_cb(ompi_request_t *request, int complete);
+
+static void fs_ompi_req_construct(fs_ompi_req_t *req)
+{
+    OBJ_CONSTRUCT(&req->dt.conv, opal_convertor_t);
+    req->ompi.req_type   = OMPI_REQUEST_PML;
+    req->ompi.req_start  = mca_pml_failstop_start;
+    req->ompi.req_free   = fs_ompi_req_free_cb;
+    req->ompi.req_cancel = fs_ompi_req_cancel_cb;
+    req->has_conv        = 0;
+}
+
+static void fs_ompi_req_destruct(fs_ompi_req_t *req)
+{
+    OBJ_DESTRUCT(&req->dt.conv);
+}
+
+OBJ_CLASS_INSTANCE(fs_ompi_req_t, ompi_request_t, fs_ompi_req_construct,
+                   fs_ompi_req_destruct);
+
+static inline fs_req_t *fs_ompi_core(fs_ompi_req_t *req)
+{
+    return (req->kind == FS_OMPI_REQ_SEND) ? &req->core.send.super :
+                                             &req->core.recv.super;
+}
+
+static inline int fs_ompi_req_recyclable(fs_ompi_req_t *req)
+{
+    return !req->core_pending && !fs_req_busy(fs_ompi_core(req));
+}
+
+fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *comm,
+                               int persistent)
+{
+    fs_ompi_req_t *req = (fs_ompi_req_t *)opal_free_list_get(&fs_ompi.requests);
+
+    if (OPAL_UNLIKELY(req == NULL)) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&req->ompi, persistent);
+    req->ompi.req_state           = persistent ? OMPI_REQUEST_INACTIVE :
+                                                 OMPI_REQUEST_ACTIVE;
+    req->ompi.req_mpi_object.comm = comm;
+    req->ompi.req_status._cancelled = 0;
+    req->kind         = (uint8_t)kind;
+    req->persistent   = (uint8_t)persistent;
+    req->free_called  = 0;
+    req->core_pending = 0;
+    req->retained     = 0;
+    req->detached     = 0;
+    req->bsend_buf    = NULL;
+    req->datatype     = NULL;
+    return req;
+}
+
+/* Memory the transport may still read or write while an op is in flight. */
+static void fs_ompi_req_release_buffers(fs_ompi_req_t *req)
+{
+    fs_ompi_buf_release(req);
+    if (req->bsend_buf != NULL) {
+        mca_pml_base_bsend_request_free(req->bsend_buf);
+        req->bsend_buf = NULL;
+    }
+}
+
+void fs_ompi_req_put(fs_ompi_req_t *req)
+{
+    fs_ompi_req_release_buffers(req);
+    if (req->datatype != NULL) {
+        OMPI_DATATYPE_RELEASE(req->datatype);
+        req->datatype = NULL;
+    }
+    if (req->retained) {
+        OBJ_RELEASE(req->ompi.req_mpi_object.comm);
+        req->retained = 0;
+    }
+    req->ompi.req_state = OMPI_REQUEST_INVALID;
+    opal_free_list_return(&fs_ompi.requests, &req->ompi.super);
+}
+
+void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq)
+{
+    fs_status_t st = rreq->super.status;
+
+    status->MPI_ERROR  = fs_ompi_error(st);
+    status->_cancelled = (st == FS_ERR_CANCELED);
+    if ((st == FS_OK) || (st == FS_ERR_TRUNCATE)) {
+        status->MPI_SOURCE = rreq->src_out;
+        status->MPI_TAG    = rreq->tag_out;
+        status->_ucount    = rreq->len_out;
+    } else {
+        /* no message: name the peer the receive was waiting for */
+        status->MPI_SOURCE = rreq->mq.src;
+        status->MPI_TAG    = rreq->mq.tag;
+        status->_ucount    = 0;
+    }
+}
+
+/* The core operation ended (from a completion callback, or right after a
+ * start that finished at once). */
+void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status)
+{
+    req->core_pending = 0;
+    if (req->kind == FS_OMPI_REQ_RECV) {
+        fs_ompi_status_from_recv(&req->ompi.req_status, &req->core.recv);
+    } else {
+        req->ompi.req_status.MPI_ERROR  = fs_ompi_error(status);
+        req->ompi.req_status._cancelled = 0;
+    }
+    if (!fs_req_busy(fs_ompi_core(req))) {
+        fs_ompi_req_release_buffers(req);
+    }
+    if (req->detached || req->free_called) {
+        /* nobody waits: MPI already saw it complete, or freed it */
+        if (req->free_called && fs_ompi_req_recyclable(req)) {
+            fs_ompi_req_put(req);
+        }
+        return;
+    }
+    ompi_request_complete(&req->ompi, true);
+}
+
+static void fs_ompi_send_complete(fs_send_t *sreq)
+{
+    fs_ompi_req_complete(fs_container_of(sreq, fs_ompi_req_t, core.send),
+                         sreq->super.status);
+}
+
+static void fs_ompi_recv_complete(fs_recv_t *rreq)
+{
+    fs_ompi_req_complete(fs_container_of(rreq, fs_ompi_req_t, core.recv),
+                         rreq->super.status);
+}
+
+static void fs_ompi_req_idle(fs_req_t *core)
+{
+    fs_ompi_req_t *req = (core->flags & FS_REQ_F_RECV) ?
+                         fs_container_of(core, fs_ompi_req_t, core.recv.super) :
+                         fs_container_of(core, fs_ompi_req_t, core.send.super);
+
+    if (req->free_called && fs_ompi_req_recyclable(req)) {
+        fs_ompi_req_put(req);
+    }
+}
+
+static int fs_ompi_req_free_cb(ompi_request_t **rptr)
+{
+    fs_ompi_req_t *req = (fs_ompi_req_t *)*rptr;
+
+    *rptr = MPI_REQUEST_NULL;
+    fs_ompi_lock();
+    req->free_called = 1;
+    if (fs_ompi_req_recyclable(req)) {
+        fs_ompi_req_put(req);
+    }
+    fs_ompi_unlock();
+    return OMPI_SUCCESS;
+}
+
+/* Only receives can be cancelled; a send, like in ob1, always goes out. */
+static int fs_ompi_req_cancel_cb(ompi_request_t *request, int complete)
+{
+    fs_ompi_req_t *req = (fs_ompi_req_t *)request;
+
+    (void)complete;
+    if ((req->kind == FS_OMPI_REQ_RECV) && req->core_pending) {
+        fs_ompi_lock();
+        fs_recv_cancel(&req->core.recv);
+        fs_ompi_unlock();
+    }
+    return OMPI_SUCCESS;
+}
+
+extern void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep);
+
+const fs_host_ops_t fs_ompi_host_ops = {
+    .dt            = {.pack = fs_ompi_dt_pack, .unpack = fs_ompi_dt_unpack},
+    .send_complete = fs_ompi_send_complete,
+    .recv_complete = fs_ompi_recv_complete,
+    .req_idle      = fs_ompi_req_idle,
+    .peer_failed   = fs_ompi_peer_failed,
+};

@@ -1,0 +1,144 @@
+/* Communicators: created when Open MPI activates one (pml_add_comm); a
+ * message can arrive before that, and waits in engine->early. */
+#include "proto/engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static fs_status_t fs_engine_comms_reserve(fs_engine_t *engine, uint32_t cid)
+{
+    uint32_t cap = (engine->comms_cap == 0) ? 64 : engine->comms_cap;
+    fs_comm_t **comms;
+
+    if (cid < engine->comms_cap) {
+        return FS_OK;
+    }
+    while (cap <= cid) {
+        if (cap > (UINT32_MAX >> 1)) {
+            return FS_ERR_INVALID;
+        }
+        cap <<= 1;
+    }
+    comms = realloc(engine->comms, cap * sizeof(*comms));
+    if (comms == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    memset(comms + engine->comms_cap, 0, (cap - engine->comms_cap) * sizeof(*comms));
+    engine->comms     = comms;
+    engine->comms_cap = cap;
+    return FS_OK;
+}
+
+fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
+                           uint32_t size, fs_ep_t *const *peers, void *host,
+                           fs_comm_t **comm_p)
+{
+    fs_status_t status = fs_engine_comms_reserve(engine, cid);
+    fs_comm_t *comm;
+    uint32_t r;
+
+    if (status != FS_OK) {
+        return status;
+    }
+    if (engine->comms[cid] != NULL) {
+        FS_ERROR("communicator id %u is already in use", cid);
+        return FS_ERR_INVALID;
+    }
+    comm = calloc(1, sizeof(*comm));
+    if (comm == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    comm->peers = calloc(size ? size : 1, sizeof(*comm->peers));
+    if (comm->peers == NULL) {
+        free(comm);
+        return FS_ERR_NO_MEMORY;
+    }
+    comm->engine  = engine;
+    comm->cid     = cid;
+    comm->my_rank = my_rank;
+    comm->size    = size;
+    comm->host    = host;
+    fs_mq_init(&comm->mq);
+    for (r = 0; r < size; ++r) {
+        comm->peers[r].ep = peers[r];
+        fs_mq_bin_init(&comm->peers[r].bin);
+        fs_seq_rx_init(&comm->peers[r].rx);
+    }
+    engine->comms[cid] = comm;
+    fs_list_push_tail(&engine->comms_list, &comm->elem);
+    fs_comm_replay_early(comm);
+    *comm_p = comm;
+    return FS_OK;
+}
+
+void fs_comm_destroy(fs_comm_t *comm)
+{
+    fs_engine_t *engine = comm->engine;
+    fs_list_t *e;
+    uint32_t r;
+
+    if (comm->mq.num_unexpected != 0) {
+        FS_DEBUG("cid %u freed with %zu unreceived messages", comm->cid,
+                 comm->mq.num_unexpected);
+    }
+    while ((e = fs_list_pop_head(&comm->mq.unexpected_all)) != NULL) {
+        fs_msg_t *msg = fs_container_of(e, fs_msg_t, mq.all_elem);
+        fs_list_remove(&msg->mq.src_elem);
+        fs_msg_free(engine, msg);
+    }
+    for (r = 0; r < comm->size; ++r) {
+        while ((e = fs_list_pop_head(&comm->peers[r].rx.parked)) != NULL) {
+            fs_msg_free(engine, fs_container_of(e, fs_msg_t, seq.elem));
+        }
+    }
+    engine->comms[comm->cid] = NULL;
+    fs_list_remove(&comm->elem);
+    free(comm->peers);
+    free(comm);
+}
+
+uint32_t fs_comm_size(const fs_comm_t *comm)
+{
+    return comm->size;
+}
+
+void fs_comm_replay_early(fs_comm_t *comm)
+{
+    fs_engine_t *engine = comm->engine;
+    fs_list_t *e, *next;
+
+    for (e = engine->early.next; e != &engine->early; e = next) {
+        fs_msg_t *msg = fs_container_of(e, fs_msg_t, seq.elem);
+
+        next = e->next;
+        if (msg->cid != comm->cid) {
+            continue;
+        }
+        fs_list_remove(e);
+        if ((uint32_t)msg->mq.src >= comm->size) {
+            ++engine->stats.dropped_malformed;
+            fs_msg_free(engine, msg);
+            continue;
+        }
+        fs_rx_sequence(comm, msg->mq.src, msg, NULL);
+    }
+}
+
+/* Out-of-order messages of a failed peer can never be delivered in order:
+ * the gap before them will not be filled. */
+void fs_comm_discard_parked(fs_comm_t *comm, fs_ep_t *ep)
+{
+    uint32_t r;
+    fs_list_t *e;
+
+    for (r = 0; r < comm->size; ++r) {
+        if (comm->peers[r].ep != ep) {
+            continue;
+        }
+        while ((e = fs_list_pop_head(&comm->peers[r].rx.parked)) != NULL) {
+            --comm->peers[r].rx.num_parked;
+            ++comm->engine->stats.discarded_after_failure;
+            fs_msg_free(comm->engine, fs_container_of(e, fs_msg_t, seq.elem));
+        }
+    }
+}

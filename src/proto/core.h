@@ -1,0 +1,156 @@
+/* The failstop engine as a host (the Open MPI PML in src/ompi, or a unit
+ * test) sees it.  The host embeds fs_send_t / fs_recv_t in its own requests,
+ * fills them, starts them, and gets completions through fs_host_ops_t.
+ *
+ * Start functions return FS_OK (done, success), an error (done, failed) or
+ * FS_INPROGRESS (the completion callback comes later).  Callbacks run inside
+ * fs_engine_progress or inside another start call, with the engine locked.
+ *
+ * A request whose transport operation is still in flight (fs_req_busy) must
+ * not be reused: that only happens after it was completed early because its
+ * peer failed; the host learns it is free again through req_idle. */
+#ifndef FS_PROTO_CORE_H
+#define FS_PROTO_CORE_H
+
+#include "common/fs_buf.h"
+#include "common/fs_list.h"
+#include "common/fs_params.h"
+#include "common/fs_status.h"
+#include "endpoint/ep.h"
+#include "proto/hdr.h"
+#include "queues/mq.h"
+#include "transport/tl.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fs_engine fs_engine_t;
+typedef struct fs_comm   fs_comm_t;
+typedef struct fs_msg    fs_msg_t;
+
+#define FS_REQ_F_DONE     0x1u   /* completion was reported to the host */
+#define FS_REQ_F_INFLIGHT 0x2u   /* on its endpoint's in-flight list */
+#define FS_REQ_F_RECV     0x4u
+
+typedef struct fs_req {
+    fs_tl_op_t   op;         /* the transport operation, if any */
+    fs_list_t    ep_elem;    /* on ep->inflight while op is in flight */
+    fs_ep_t     *ep;         /* peer of the operation */
+    fs_status_t  status;
+    uint8_t      flags;
+} fs_req_t;
+
+typedef enum fs_send_mode {
+    FS_SEND_STANDARD = 0,    /* also ready and buffered (packed by the host) */
+    FS_SEND_SYNC
+} fs_send_mode_t;
+
+typedef struct fs_send {
+    fs_req_t        super;
+    fs_hdr_match_t  hdr;     /* stays valid until completion (UCX needs it) */
+    fs_comm_t      *comm;
+    int32_t         dst;
+    fs_buf_t        buf;
+    fs_send_mode_t  mode;
+} fs_send_t;
+
+typedef struct fs_recv {
+    fs_req_t        super;
+    fs_mq_recv_t    mq;      /* src and tag requested */
+    fs_comm_t      *comm;
+    fs_buf_t        buf;     /* buf.len is the capacity */
+    int32_t         src_out; /* results, valid at completion */
+    int32_t         tag_out;
+    size_t          len_out; /* bytes delivered */
+    size_t          msg_len; /* bytes the sender sent */
+} fs_recv_t;
+
+typedef struct fs_probe_info {
+    int32_t  src;
+    int32_t  tag;
+    size_t   len;
+} fs_probe_info_t;
+
+typedef struct fs_stats {
+    uint64_t msgs_sent;
+    uint64_t msgs_received;
+    uint64_t unexpected;
+    uint64_t reordered;
+    uint64_t early_cid;
+    uint64_t discarded_after_failure;
+    uint64_t dropped_malformed;
+    uint64_t pool_grows;
+    uint64_t large_copies;   /* unexpected eager copies too big for the pools */
+    uint64_t peers_failed;
+    uint64_t peers_left;
+} fs_stats_t;
+
+typedef struct fs_host_ops {
+    fs_dt_ops_t dt;
+    void (*send_complete)(fs_send_t *sreq);
+    void (*recv_complete)(fs_recv_t *rreq);
+    void (*req_idle)(fs_req_t *req);
+    /* A peer was marked failed (after every operation on it completed). */
+    void (*peer_failed)(void *host_arg, fs_ep_t *ep);
+} fs_host_ops_t;
+
+typedef struct fs_engine_config {
+    const fs_params_t    *params;
+    const fs_host_ops_t  *host;
+    void                 *host_arg;
+    const fs_tl_ops_t    *tl_ops;
+    uint64_t              my_id;
+    int                   multi_thread;
+    size_t                estimated_peers;
+} fs_engine_config_t;
+
+/* ---- engine ---- */
+fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **engine_p);
+void        fs_engine_destroy(fs_engine_t *engine);
+fs_status_t fs_engine_address(fs_engine_t *engine, const void **addr_p, size_t *len_p);
+unsigned    fs_engine_progress(fs_engine_t *engine);
+void        fs_engine_lock(fs_engine_t *engine);
+void        fs_engine_unlock(fs_engine_t *engine);
+const fs_stats_t *fs_engine_stats(const fs_engine_t *engine);
+/* MPI_Finalize / disconnect: announce our departure to these peers, flush and
+ * close their endpoints, waiting at most finalize_timeout_ms. */
+void        fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count);
+
+/* ---- endpoints ---- */
+fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,
+                                const void *addr, size_t addr_len, fs_ep_t **ep_p);
+fs_status_t fs_engine_ep_create_self(fs_engine_t *engine, uint64_t id, void *host,
+                                     fs_ep_t **ep_p);
+
+/* ---- communicators ---- */
+/* peers[r] is the endpoint of rank r of the (remote) group; copied. */
+fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
+                           uint32_t size, fs_ep_t *const *peers, void *host,
+                           fs_comm_t **comm_p);
+void        fs_comm_destroy(fs_comm_t *comm);
+uint32_t    fs_comm_size(const fs_comm_t *comm);
+
+/* ---- point-to-point ---- */
+void        fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,
+                            int32_t tag, fs_send_mode_t mode);
+fs_status_t fs_send_start(fs_send_t *sreq);
+
+void        fs_recv_prepare(fs_recv_t *rreq, fs_comm_t *comm, int32_t src,
+                            int32_t tag);
+fs_status_t fs_recv_start(fs_recv_t *rreq);
+/* Returns 1 if the receive was still posted: it is completed with
+ * FS_ERR_CANCELED (through recv_complete). */
+int         fs_recv_cancel(fs_recv_t *rreq);
+
+/* Looks for a matching unexpected message.  With remove, the message is
+ * taken out of the queues and returned in *msg_p for fs_mrecv_start. */
+fs_status_t fs_probe(fs_comm_t *comm, int32_t src, int32_t tag, int remove,
+                     int *found_p, fs_probe_info_t *info_p, fs_msg_t **msg_p);
+fs_status_t fs_mrecv_start(fs_recv_t *rreq, fs_msg_t *msg);
+
+static inline int fs_req_busy(const fs_req_t *req)
+{
+    return req->op.busy;
+}
+
+#endif

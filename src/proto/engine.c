@@ -1,0 +1,199 @@
+/* Engine object: owns the transport, endpoints, communicators, pools. */
+#include "proto/engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
+                                     size_t hdr_len, void *data, size_t len,
+                                     const fs_tl_rx_t *rx)
+{
+    fs_engine_t *engine = arg;
+
+    if (fs_likely((am_id == FS_AM_MATCH) && (hdr_len == sizeof(fs_hdr_match_t)))) {
+        return fs_rx_match(engine, hdr, data, len, rx);
+    }
+    if ((am_id == FS_AM_CTRL) && (hdr_len == sizeof(fs_hdr_ctrl_t))) {
+        fs_rx_ctrl(engine, hdr);
+        return FS_OK;
+    }
+    ++engine->stats.dropped_malformed;
+    FS_WARN("dropping active message id %u with a %zu-byte header", am_id, hdr_len);
+    if (rx->flags & FS_TL_RX_RNDV) {
+        engine->tl_ops->release(engine->tl, rx->desc);
+    }
+    return FS_OK;
+}
+
+static void fs_engine_ep_error(void *arg, void *ep_user, const fs_fault_row_t *row)
+{
+    fs_engine_t *engine = arg;
+    fs_ep_t *ep         = ep_user;
+
+    FS_DEBUG("endpoint %#llx: transport error %s (%d): %s",
+             (unsigned long long)ep->id, row->name, row->code,
+             fs_fault_class_name(row->cls));
+    fs_peer_fail(engine, ep, row);
+}
+
+static const fs_tl_upcalls_t fs_engine_upcalls = {
+    .am_recv  = fs_engine_am_recv,
+    .ep_error = fs_engine_ep_error,
+};
+
+static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
+                                     const fs_engine_config_t *config)
+{
+    fs_tl_config_t tl_config;
+
+    tl_config.dt_ops        = &config->host->dt;
+    tl_config.multi_thread  = config->multi_thread;
+    tl_config.keepalive_ms  = config->params->ucx_keepalive_ms;
+    tl_config.fifo_size     = config->params->ucx_fifo_size;
+    tl_config.estimated_eps = config->estimated_peers;
+    return engine->tl_ops->init(&tl_config, &fs_engine_upcalls, engine,
+                                &engine->tl);
+}
+
+static void fs_engine_lock_init(fs_engine_t *engine)
+{
+    pthread_mutexattr_t attr;
+
+    /* recursive: host callbacks run under the lock and may call back in */
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&engine->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **engine_p)
+{
+    fs_engine_t *engine = calloc(1, sizeof(*engine));
+    fs_status_t status;
+
+    if (engine == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    engine->params       = config->params;
+    engine->host         = config->host;
+    engine->host_arg     = config->host_arg;
+    engine->tl_ops       = config->tl_ops;
+    engine->my_id        = config->my_id;
+    engine->multi_thread = config->multi_thread;
+    engine->unexpected_limit = (size_t)config->params->max_unexpected_mb << 20;
+    fs_list_init(&engine->comms_list);
+    fs_list_init(&engine->early);
+    fs_list_init(&engine->eps);
+    fs_engine_lock_init(engine);
+
+    status = fs_msg_pools_init(engine);
+    if (status != FS_OK) {
+        goto err_free;
+    }
+    status = fs_engine_tl_init(engine, config);
+    if (status != FS_OK) {
+        goto err_pools;
+    }
+    *engine_p = engine;
+    return FS_OK;
+
+err_pools:
+    fs_msg_pools_cleanup(engine);
+err_free:
+    pthread_mutex_destroy(&engine->lock);
+    free(engine);
+    return status;
+}
+
+void fs_engine_destroy(fs_engine_t *engine)
+{
+    fs_list_t *e;
+
+    while ((e = fs_list_pop_head(&engine->early)) != NULL) {
+        fs_msg_free(engine, fs_container_of(e, fs_msg_t, seq.elem));
+    }
+    /* the transport first: closing it may still complete ops held in eps */
+    engine->tl_ops->fini(engine->tl);
+    while ((e = fs_list_pop_head(&engine->eps)) != NULL) {
+        free(fs_container_of(e, fs_ep_t, elem));
+    }
+    fs_msg_pools_cleanup(engine);
+    free(engine->comms);
+    pthread_mutex_destroy(&engine->lock);
+    free(engine);
+}
+
+fs_status_t fs_engine_address(fs_engine_t *engine, const void **addr_p, size_t *len_p)
+{
+    return engine->tl_ops->address(engine->tl, addr_p, len_p);
+}
+
+unsigned fs_engine_progress(fs_engine_t *engine)
+{
+    unsigned count;
+
+    /* a completion callback that waits must not re-enter the transport */
+    if (engine->in_progress) {
+        return 0;
+    }
+    engine->in_progress = 1;
+    count = engine->tl_ops->progress(engine->tl);
+    engine->in_progress = 0;
+    return count;
+}
+
+void fs_engine_lock(fs_engine_t *engine)
+{
+    if (engine->multi_thread) {
+        pthread_mutex_lock(&engine->lock);
+    }
+}
+
+void fs_engine_unlock(fs_engine_t *engine)
+{
+    if (engine->multi_thread) {
+        pthread_mutex_unlock(&engine->lock);
+    }
+}
+
+const fs_stats_t *fs_engine_stats(const fs_engine_t *engine)
+{
+    return &engine->stats;
+}
+
+fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,
+                                const void *addr, size_t addr_len, fs_ep_t **ep_p)
+{
+    fs_ep_t *ep = malloc(sizeof(*ep));
+    fs_status_t status;
+
+    if (ep == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    fs_ep_init(ep, id, host, 0);
+    status = engine->tl_ops->ep_create(engine->tl, addr, addr_len, ep, &ep->tl_ep);
+    if (status != FS_OK) {
+        free(ep);
+        return status;
+    }
+    fs_ep_transition(ep, FS_EP_UP);
+    fs_list_push_tail(&engine->eps, &ep->elem);
+    *ep_p = ep;
+    return FS_OK;
+}
+
+fs_status_t fs_engine_ep_create_self(fs_engine_t *engine, uint64_t id, void *host,
+                                     fs_ep_t **ep_p)
+{
+    fs_ep_t *ep = malloc(sizeof(*ep));
+
+    if (ep == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    fs_ep_init(ep, id, host, 1);
+    fs_ep_transition(ep, FS_EP_UP);
+    fs_list_push_tail(&engine->eps, &ep->elem);
+    engine->self_ep = ep;
+    *ep_p = ep;
+    return FS_OK;
+}

@@ -1,0 +1,151 @@
+/* Engine internals shared by the files of src/proto. */
+#ifndef FS_PROTO_ENGINE_INT_H
+#define FS_PROTO_ENGINE_INT_H
+
+#include "proto/core.h"
+#include "common/fs_log.h"
+#include "common/fs_mpool.h"
+#include "endpoint/seq.h"
+
+#include <pthread.h>
+
+/* ---- stored (unexpected, early or probed) messages ---------------------- */
+
+typedef enum fs_msg_kind {
+    FS_MSG_EAGER = 0,   /* payload in data */
+    FS_MSG_RNDV,        /* payload at the sender: fetch through desc */
+    FS_MSG_SELF         /* payload in self_sreq's buffer (send to self) */
+} fs_msg_kind_t;
+
+/* where an eager payload's bytes live */
+typedef enum fs_msg_store {
+    FS_MSG_STORE_NONE = 0,   /* borrowed (fresh message, not stored) */
+    FS_MSG_STORE_INLINE,     /* inline_data */
+    FS_MSG_STORE_POOL,       /* a copy pool buffer, copy_class */
+    FS_MSG_STORE_MALLOC,     /* oversized copy */
+    FS_MSG_STORE_TL          /* the transport's descriptor, desc */
+} fs_msg_store_t;
+
+#define FS_MSG_INLINE      64
+#define FS_COPY_CLASSES    4
+
+struct fs_msg {
+    fs_mq_msg_t      mq;         /* src, tag, queue links */
+    fs_seq_item_t    seq;        /* parked out of order, or early (no comm) */
+    uint32_t         cid;
+    uint8_t          kind;       /* fs_msg_kind_t */
+    uint8_t          store;      /* fs_msg_store_t */
+    uint8_t          copy_class;
+    uint8_t          flags;      /* FS_HDR_F_* from the header */
+    uint8_t          is_stored;  /* from msg_pool (not a borrowed stack copy) */
+    uint64_t         epoch;      /* engine failure epoch at arrival */
+    size_t           len;
+    void            *data;
+    void            *desc;
+    fs_send_t       *self_sreq;
+    uint8_t          inline_data[FS_MSG_INLINE];
+};
+
+/* ---- communicators ----------------------------------------------------- */
+
+typedef struct fs_comm_peer {
+    fs_ep_t       *ep;
+    fs_mq_bin_t    bin;
+    fs_seq_rx_t    rx;
+    uint16_t       tx_seq;
+    uint32_t       lost;        /* messages dropped for lack of memory */
+} fs_comm_peer_t;
+
+struct fs_comm {
+    fs_engine_t     *engine;
+    fs_list_t        elem;       /* in engine->comms_list */
+    uint32_t         cid;
+    int32_t          my_rank;
+    uint32_t         size;
+    void            *host;
+    fs_mq_t          mq;
+    uint32_t         lost_total;
+    fs_comm_peer_t  *peers;
+};
+
+/* ---- engine ------------------------------------------------------------ */
+
+struct fs_engine {
+    const fs_params_t     *params;
+    const fs_host_ops_t   *host;
+    void                  *host_arg;
+    const fs_tl_ops_t     *tl_ops;
+    fs_tl_t               *tl;
+    uint64_t               my_id;
+    int                    multi_thread;
+    int                    in_progress;
+    pthread_mutex_t        lock;
+
+    fs_comm_t            **comms;       /* indexed by cid */
+    uint32_t               comms_cap;
+    fs_list_t              comms_list;
+    fs_list_t              early;       /* fs_msg_t for cids not created yet */
+    fs_list_t              eps;         /* every fs_ep_t */
+    fs_ep_t               *self_ep;
+
+    fs_mpool_t             msg_pool;
+    fs_mpool_t             copy_pools[FS_COPY_CLASSES];
+    size_t                 unexpected_bytes;
+    size_t                 unexpected_limit;
+    uint64_t               fail_epoch;
+    fs_stats_t             stats;
+};
+
+static inline fs_comm_t *fs_engine_comm(const fs_engine_t *engine, uint32_t cid)
+{
+    return (cid < engine->comms_cap) ? engine->comms[cid] : NULL;
+}
+
+/* msg.c */
+fs_status_t fs_msg_pools_init(fs_engine_t *engine);
+void        fs_msg_pools_cleanup(fs_engine_t *engine);
+/* Turns a borrowed (on-stack) message into a stored one; NULL if out of
+ * memory (the caller then fails whatever needed it). */
+fs_msg_t   *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
+                         const fs_tl_rx_t *rx);
+/* Stores a send-to-self payload, packed from buf. */
+fs_msg_t   *fs_msg_store_packed(fs_engine_t *engine, const fs_msg_t *fresh,
+                                const fs_buf_t *buf);
+/* Releases a stored message and whatever holds its payload. */
+void        fs_msg_free(fs_engine_t *engine, fs_msg_t *msg);
+
+/* recv.c */
+fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
+                        void *data, size_t len, const fs_tl_rx_t *rx);
+/* Delivers a message (stored or borrowed) to a matched receive. Returns the
+ * receive's status, or FS_INPROGRESS while its payload is being fetched. */
+fs_status_t fs_recv_deliver(fs_engine_t *engine, fs_recv_t *rreq, fs_msg_t *msg);
+/* Passes a message through its channel's sequencing, then matching.
+ * Returns FS_INPROGRESS if a fresh message's transport descriptor was kept. */
+fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
+                           const fs_tl_rx_t *rx);
+void        fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status);
+
+/* send.c */
+void        fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status);
+/* Copies a send-to-self message into a matched receive. */
+fs_status_t fs_self_copy(fs_engine_t *engine, fs_recv_t *rreq, fs_send_t *sreq);
+
+/* comm.c */
+void        fs_comm_replay_early(fs_comm_t *comm);
+void        fs_comm_discard_parked(fs_comm_t *comm, fs_ep_t *ep);
+
+/* ctrl.c */
+fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr);
+void        fs_ep_count_rx(fs_engine_t *engine, fs_ep_t *ep);
+
+/* peer.c */
+fs_status_t fs_peer_status(const fs_ep_t *ep);
+void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);
+void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);
+void        fs_req_track(fs_req_t *req);
+void        fs_req_untrack(fs_req_t *req);
+/* Status of an operation that ended with a flush on ep: the cause. */
+fs_status_t fs_peer_flush_status(const fs_ep_t *ep, fs_status_t status);
+
+#endif

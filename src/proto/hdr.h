@@ -1,0 +1,39 @@
+/* Wire headers.  Every message is a transport active message whose user
+ * header is one of these; payload follows as the AM data (eager) or is
+ * fetched by the receiver (rendezvous).  Integers are in host byte order:
+ * failstop peers run the same build on the same architecture. */
+#ifndef FS_PROTO_HDR_H
+#define FS_PROTO_HDR_H
+
+#include <stdint.h>
+
+/* FS_AM_MATCH: one MPI point-to-point message (16 bytes). */
+typedef struct fs_hdr_match {
+    uint32_t  cid;      /* Open MPI context id of the communicator */
+    int32_t   tag;
+    int32_t   src;      /* sender's rank in its local group */
+    uint16_t  seq;      /* per (communicator, sender, receiver) */
+    uint8_t   flags;    /* FS_HDR_F_* */
+    uint8_t   pad;
+} fs_hdr_match_t;
+
+#define FS_HDR_F_SYNC   0x1u   /* synchronous send (sent as rendezvous) */
+
+/* FS_AM_CTRL: control messages between engines (24 bytes). */
+typedef struct fs_hdr_ctrl {
+    uint8_t   type;     /* FS_CTRL_* */
+    uint8_t   pad[7];
+    uint64_t  sender;   /* sender's process id (fs_ep_t.id at the receiver) */
+    uint64_t  arg;
+} fs_hdr_ctrl_t;
+
+enum {
+    /* The sender is finalizing; arg = matching messages it sent to us.  Once
+     * we have taken that many, the peer has left: never a failure. */
+    FS_CTRL_BYE = 1
+};
+
+_Static_assert(sizeof(fs_hdr_match_t) == 16, "match header is 16 bytes");
+_Static_assert(sizeof(fs_hdr_ctrl_t) == 24, "control header is 24 bytes");
+
+#endif

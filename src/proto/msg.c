@@ -1,0 +1,153 @@
+/* Storage of messages that arrive before their receive (unexpected), before
+ * their turn (out of order), or before their communicator exists (early).
+ *
+ * A payload the transport lets us keep (persistent UCX descriptor, or a
+ * rendezvous descriptor) is held, not copied.  Otherwise small payloads go
+ * inline in the message, larger ones into size-classed copy pools; only
+ * payloads beyond the largest class hit malloc (counted). */
+#include "proto/engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t fs_copy_class_size[FS_COPY_CLASSES] = {
+    1024, 8192, 65536, 524288
+};
+static const size_t fs_copy_class_chunk[FS_COPY_CLASSES] = {
+    64, 16, 4, 1
+};
+
+fs_status_t fs_msg_pools_init(fs_engine_t *engine)
+{
+    unsigned i;
+
+    fs_mpool_init(&engine->msg_pool, "msg", sizeof(fs_msg_t), 128, 0,
+                  &engine->stats.pool_grows);
+    for (i = 0; i < FS_COPY_CLASSES; ++i) {
+        fs_mpool_init(&engine->copy_pools[i], "eager-copy", fs_copy_class_size[i],
+                      fs_copy_class_chunk[i], 0, &engine->stats.pool_grows);
+    }
+    return FS_OK;
+}
+
+void fs_msg_pools_cleanup(fs_engine_t *engine)
+{
+    unsigned i;
+
+    fs_mpool_cleanup(&engine->msg_pool);
+    for (i = 0; i < FS_COPY_CLASSES; ++i) {
+        fs_mpool_cleanup(&engine->copy_pools[i]);
+    }
+}
+
+/* Finds room for len payload bytes of msg; sets msg->data and msg->store. */
+static fs_status_t fs_msg_alloc_payload(fs_engine_t *engine, fs_msg_t *msg, size_t len)
+{
+    unsigned cls;
+
+    if (len <= FS_MSG_INLINE) {
+        msg->data  = msg->inline_data;
+        msg->store = FS_MSG_STORE_INLINE;
+        return FS_OK;
+    }
+    if (engine->unexpected_bytes + len > engine->unexpected_limit) {
+        FS_ERROR("unexpected messages exceed pml_failstop_max_unexpected_mb (%zu MiB)",
+                 engine->unexpected_limit >> 20);
+        return FS_ERR_NO_MEMORY;
+    }
+    for (cls = 0; cls < FS_COPY_CLASSES; ++cls) {
+        if (len <= fs_copy_class_size[cls]) {
+            msg->data = fs_mpool_get(&engine->copy_pools[cls]);
+            msg->store      = FS_MSG_STORE_POOL;
+            msg->copy_class = (uint8_t)cls;
+            break;
+        }
+    }
+    if (cls == FS_COPY_CLASSES) {
+        msg->data  = malloc(len);
+        msg->store = FS_MSG_STORE_MALLOC;
+        ++engine->stats.large_copies;
+    }
+    if (msg->data == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    engine->unexpected_bytes += len;
+    return FS_OK;
+}
+
+fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
+                       const fs_tl_rx_t *rx)
+{
+    fs_msg_t *msg = fs_mpool_get(&engine->msg_pool);
+
+    if (msg == NULL) {
+        return NULL;
+    }
+    memcpy(msg, fresh, offsetof(fs_msg_t, inline_data));
+    fs_list_init(&msg->mq.src_elem);
+    fs_list_init(&msg->mq.all_elem);
+    fs_list_init(&msg->seq.elem);
+    msg->store     = FS_MSG_STORE_NONE;
+    msg->is_stored = 1;
+
+    if ((msg->kind != FS_MSG_EAGER) || (msg->len == 0)) {
+        return msg;     /* rendezvous/self: the descriptor or sreq is the payload */
+    }
+    if ((rx != NULL) && (rx->flags & FS_TL_RX_PERSISTENT)) {
+        msg->desc  = rx->desc;
+        msg->store = FS_MSG_STORE_TL;
+        return msg;
+    }
+    if (fs_msg_alloc_payload(engine, msg, msg->len) != FS_OK) {
+        fs_mpool_put(&engine->msg_pool, msg);
+        return NULL;
+    }
+    memcpy(msg->data, fresh->data, msg->len);
+    return msg;
+}
+
+/* Stores a send-to-self payload: packed now, so the sender can complete. */
+fs_msg_t *fs_msg_store_packed(fs_engine_t *engine, const fs_msg_t *fresh,
+                              const fs_buf_t *buf)
+{
+    fs_msg_t *msg = fs_mpool_get(&engine->msg_pool);
+
+    if (msg == NULL) {
+        return NULL;
+    }
+    memcpy(msg, fresh, offsetof(fs_msg_t, inline_data));
+    fs_list_init(&msg->mq.src_elem);
+    fs_list_init(&msg->mq.all_elem);
+    fs_list_init(&msg->seq.elem);
+    msg->store     = FS_MSG_STORE_NONE;
+    msg->is_stored = 1;
+    if (msg->len > 0) {
+        if (fs_msg_alloc_payload(engine, msg, msg->len) != FS_OK) {
+            fs_mpool_put(&engine->msg_pool, msg);
+            return NULL;
+        }
+        fs_buf_pack(&engine->host->dt, buf, 0, msg->data, msg->len);
+    }
+    return msg;
+}
+
+void fs_msg_free(fs_engine_t *engine, fs_msg_t *msg)
+{
+    switch (msg->store) {
+    case FS_MSG_STORE_POOL:
+        fs_mpool_put(&engine->copy_pools[msg->copy_class], msg->data);
+        engine->unexpected_bytes -= msg->len;
+        break;
+    case FS_MSG_STORE_MALLOC:
+        free(msg->data);
+        engine->unexpected_bytes -= msg->len;
+        break;
+    default:
+        break;
+    }
+    /* a descriptor not handed to recv_data is still ours to release */
+    if (msg->desc != NULL) {
+        engine->tl_ops->release(engine->tl, msg->desc);
+    }
+    fs_mpool_put(&engine->msg_pool, msg);
+}

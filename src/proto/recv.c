@@ -1,0 +1,314 @@
+/* Receive side: incoming messages (sequencing, matching, storing) and
+ * posted receives (matching against stored messages, delivery). */
+#include "proto/engine_int.h"
+
+static void fs_recv_fetch_done(fs_tl_op_t *op, fs_status_t status, size_t length);
+
+void fs_recv_prepare(fs_recv_t *rreq, fs_comm_t *comm, int32_t src, int32_t tag)
+{
+    rreq->comm         = comm;
+    rreq->mq.src       = src;
+    rreq->mq.tag       = tag;
+    rreq->super.op.cb  = fs_recv_fetch_done;
+    rreq->super.flags  = FS_REQ_F_RECV;
+    rreq->super.ep     = NULL;
+    fs_list_init(&rreq->mq.elem);
+}
+
+void fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status)
+{
+    rreq->super.status  = status;
+    rreq->super.flags  |= FS_REQ_F_DONE;
+    engine->host->recv_complete(rreq);
+}
+
+static void fs_recv_fetch_done(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    fs_recv_t *rreq     = fs_container_of(op, fs_recv_t, super.op);
+    fs_engine_t *engine = rreq->comm->engine;
+
+    (void)length;
+    fs_req_untrack(&rreq->super);
+    if (rreq->super.flags & FS_REQ_F_DONE) {
+        engine->host->req_idle(&rreq->super);   /* was completed by a failure */
+        return;
+    }
+    if (status != FS_OK) {
+        status = fs_peer_flush_status(rreq->super.ep, status);
+    } else {
+        status = rreq->super.status;            /* FS_OK or FS_ERR_TRUNCATE */
+    }
+    fs_recv_finish(engine, rreq, status);
+}
+
+static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
+                                 fs_msg_t *msg, fs_status_t status)
+{
+    void *desc = msg->desc;
+    fs_status_t st;
+
+    msg->desc          = NULL;      /* the transport owns it from here */
+    rreq->super.status = status;
+    st = engine->tl_ops->recv_data(engine->tl, desc, &rreq->buf, msg->len,
+                                   &rreq->super.op);
+    if (st == FS_INPROGRESS) {
+        fs_req_track(&rreq->super);
+        return FS_INPROGRESS;
+    }
+    return (st == FS_OK) ? status : fs_peer_flush_status(rreq->super.ep, st);
+}
+
+fs_status_t fs_recv_deliver(fs_engine_t *engine, fs_recv_t *rreq, fs_msg_t *msg)
+{
+    fs_status_t status;
+
+    rreq->src_out   = msg->mq.src;
+    rreq->tag_out   = msg->mq.tag;
+    rreq->msg_len   = msg->len;
+    rreq->len_out   = (msg->len <= rreq->buf.len) ? msg->len : rreq->buf.len;
+    rreq->super.ep  = rreq->comm->peers[msg->mq.src].ep;
+    status          = (msg->len <= rreq->buf.len) ? FS_OK : FS_ERR_TRUNCATE;
+
+    switch (msg->kind) {
+    case FS_MSG_EAGER:
+        if (msg->len > 0) {
+            fs_buf_unpack(&engine->host->dt, &rreq->buf, 0, msg->data, msg->len);
+        }
+        break;
+    case FS_MSG_RNDV:
+        status = fs_recv_fetch(engine, rreq, msg, status);
+        break;
+    case FS_MSG_SELF:
+        fs_self_copy(engine, rreq, msg->self_sreq);
+        if (msg->is_stored) {
+            /* the sender has been waiting for this match */
+            fs_send_finish(engine, msg->self_sreq, FS_OK);
+        }
+        break;
+    }
+    if (msg->is_stored) {
+        fs_msg_free(engine, msg);
+    }
+    return status;
+}
+
+/* Next message in its sender's order: give it to a posted receive or keep it
+ * as unexpected. */
+static fs_status_t fs_rx_in_order(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
+                                  const fs_tl_rx_t *rx)
+{
+    fs_engine_t *engine  = comm->engine;
+    fs_comm_peer_t *peer = &comm->peers[rank];
+    fs_mq_recv_t *posted = fs_mq_match_posted(&comm->mq, &peer->bin, msg->mq.tag);
+    fs_msg_t *stored;
+    fs_status_t status;
+
+    if (fs_likely(posted != NULL)) {
+        fs_recv_t *rreq = fs_container_of(posted, fs_recv_t, mq);
+        status = fs_recv_deliver(engine, rreq, msg);
+        if (status != FS_INPROGRESS) {
+            fs_recv_finish(engine, rreq, status);
+        }
+        return FS_OK;
+    }
+
+    stored = msg->is_stored ? msg : fs_msg_store(engine, msg, rx);
+    if (fs_unlikely(stored == NULL)) {
+        /* never a silent drop: the next receive from this source fails */
+        FS_ERROR("cid %u: no memory for an unexpected message from rank %d tag %d",
+                 comm->cid, rank, msg->mq.tag);
+        ++peer->lost;
+        ++comm->lost_total;
+        return FS_OK;
+    }
+    fs_mq_add_unexpected(&comm->mq, &peer->bin, &stored->mq);
+    ++engine->stats.unexpected;
+    return ((stored != msg) && (stored->desc != NULL)) ? FS_INPROGRESS : FS_OK;
+}
+
+static int fs_rx_arrived_after_failure(const fs_ep_t *ep, const fs_msg_t *msg)
+{
+    return fs_ep_is_failed(ep) && (msg->epoch >= ep->fail_epoch);
+}
+
+static void fs_rx_discard(fs_engine_t *engine, fs_msg_t *msg)
+{
+    ++engine->stats.discarded_after_failure;
+    if (msg->is_stored) {
+        fs_msg_free(engine, msg);
+    }
+}
+
+fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
+                           const fs_tl_rx_t *rx)
+{
+    fs_engine_t *engine  = comm->engine;
+    fs_comm_peer_t *peer = &comm->peers[rank];
+    fs_status_t status   = FS_OK;
+    fs_seq_item_t *item;
+    fs_msg_t *stored;
+
+    if (fs_unlikely(fs_rx_arrived_after_failure(peer->ep, msg))) {
+        fs_rx_discard(engine, msg);
+        return FS_OK;
+    }
+    switch (fs_seq_check(&peer->rx, msg->seq.seq)) {
+    case FS_SEQ_IN_ORDER:
+        fs_seq_advance(&peer->rx);
+        status = fs_rx_in_order(comm, rank, msg, rx);
+        while ((item = fs_seq_next_ready(&peer->rx)) != NULL) {
+            fs_seq_advance(&peer->rx);
+            fs_rx_in_order(comm, rank, fs_container_of(item, fs_msg_t, seq), NULL);
+        }
+        break;
+    case FS_SEQ_EARLY:
+        stored = msg->is_stored ? msg : fs_msg_store(engine, msg, rx);
+        if (stored == NULL) {
+            FS_ERROR("cid %u: no memory to reorder a message from rank %d", comm->cid, rank);
+            ++peer->lost;
+            ++comm->lost_total;
+            break;
+        }
+        fs_seq_park(&peer->rx, &stored->seq);
+        ++engine->stats.reordered;
+        status = ((stored != msg) && (stored->desc != NULL)) ? FS_INPROGRESS : FS_OK;
+        break;
+    case FS_SEQ_STALE:
+        FS_WARN("cid %u: dropping duplicate message seq %u from rank %d (expected %u)",
+                comm->cid, msg->seq.seq, rank, peer->rx.expected);
+        ++engine->stats.dropped_malformed;
+        if (msg->is_stored) {
+            fs_msg_free(engine, msg);
+        }
+        return FS_OK;
+    }
+    fs_ep_count_rx(engine, peer->ep);
+    return status;
+}
+
+static fs_status_t fs_rx_stash_early(fs_engine_t *engine, fs_msg_t *fresh,
+                                     const fs_tl_rx_t *rx)
+{
+    fs_msg_t *stored = fs_msg_store(engine, fresh, rx);
+
+    if (stored == NULL) {
+        FS_ERROR("no memory for a message on not-yet-created cid %u", fresh->cid);
+        return FS_OK;
+    }
+    fs_list_push_tail(&engine->early, &stored->seq.elem);
+    ++engine->stats.early_cid;
+    return (stored->desc != NULL) ? FS_INPROGRESS : FS_OK;
+}
+
+fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
+                        void *data, size_t len, const fs_tl_rx_t *rx)
+{
+    fs_comm_t *comm = fs_engine_comm(engine, hdr->cid);
+    int rndv        = (rx->flags & FS_TL_RX_RNDV) != 0;
+    fs_msg_t fresh;
+
+    fresh.mq.src    = hdr->src;
+    fresh.mq.tag    = hdr->tag;
+    fresh.seq.seq   = hdr->seq;
+    fresh.cid       = hdr->cid;
+    fresh.kind      = rndv ? FS_MSG_RNDV : FS_MSG_EAGER;
+    fresh.store     = FS_MSG_STORE_NONE;
+    fresh.flags     = hdr->flags;
+    fresh.is_stored = 0;
+    fresh.epoch     = engine->fail_epoch;
+    fresh.len       = len;
+    fresh.data      = rndv ? NULL : data;
+    fresh.desc      = rndv ? rx->desc : NULL;
+    fresh.self_sreq = NULL;
+    ++engine->stats.msgs_received;
+
+    if (fs_unlikely(comm == NULL)) {
+        return fs_rx_stash_early(engine, &fresh, rx);
+    }
+    if (fs_unlikely((uint32_t)hdr->src >= comm->size)) {
+        FS_WARN("cid %u: dropping message from out-of-range rank %d", hdr->cid, hdr->src);
+        ++engine->stats.dropped_malformed;
+        return FS_OK;
+    }
+    return fs_rx_sequence(comm, hdr->src, &fresh, rx);
+}
+
+/* ---- posted receives ----------------------------------------------------- */
+
+/* A message this receive could have matched was dropped for lack of memory:
+ * the receive fails instead of waiting for it (never a silent drop). */
+static int fs_recv_take_lost(fs_comm_t *comm, fs_comm_peer_t *peer)
+{
+    uint32_t r;
+
+    if (peer == NULL) {
+        for (r = 0; (r < comm->size) && (comm->peers[r].lost == 0); ++r) {
+        }
+        peer = &comm->peers[r];
+    }
+    if (peer->lost == 0) {
+        return 0;
+    }
+    --peer->lost;
+    --comm->lost_total;
+    return 1;
+}
+
+fs_status_t fs_recv_start(fs_recv_t *rreq)
+{
+    fs_comm_t *comm     = rreq->comm;
+    fs_engine_t *engine = comm->engine;
+    int32_t src         = rreq->mq.src;
+    fs_comm_peer_t *peer = NULL;
+    fs_mq_msg_t *found;
+    fs_status_t status;
+
+    rreq->super.flags = FS_REQ_F_RECV;
+    if (src != FS_ANY_SOURCE) {
+        if (fs_unlikely((uint32_t)src >= comm->size)) {
+            return FS_ERR_INVALID;
+        }
+        peer = &comm->peers[src];
+    }
+    if (fs_unlikely(comm->lost_total != 0) && fs_recv_take_lost(comm, peer)) {
+        return FS_ERR_NO_MEMORY;
+    }
+    found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL,
+                                  rreq->mq.tag);
+    if (found != NULL) {
+        fs_mq_remove_unexpected(&comm->mq, found);
+        status = fs_recv_deliver(engine, rreq, fs_container_of(found, fs_msg_t, mq));
+    } else if ((peer != NULL) && fs_unlikely(!fs_ep_is_usable(peer->ep))) {
+        status = fs_peer_status(peer->ep);
+    } else {
+        fs_mq_post(&comm->mq, (peer != NULL) ? &peer->bin : NULL, &rreq->mq);
+        return FS_INPROGRESS;
+    }
+    if (status != FS_INPROGRESS) {
+        rreq->super.status  = status;
+        rreq->super.flags  |= FS_REQ_F_DONE;
+    }
+    return status;
+}
+
+int fs_recv_cancel(fs_recv_t *rreq)
+{
+    if (!fs_mq_cancel(&rreq->comm->mq, &rreq->mq)) {
+        return 0;
+    }
+    fs_recv_finish(rreq->comm->engine, rreq, FS_ERR_CANCELED);
+    return 1;
+}
+
+fs_status_t fs_mrecv_start(fs_recv_t *rreq, fs_msg_t *msg)
+{
+    fs_status_t status;
+
+    rreq->super.flags = FS_REQ_F_RECV;
+    status = fs_recv_deliver(rreq->comm->engine, rreq, msg);
+    if (status != FS_INPROGRESS) {
+        rreq->super.status  = status;
+        rreq->super.flags  |= FS_REQ_F_DONE;
+    }
+    return status;
+}

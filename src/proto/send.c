@@ -1,0 +1,152 @@
+/* Send side.  Remote: one active message, eager or rendezvous as the
+ * transport decides; synchronous sends are forced to rendezvous, whose
+ * completion already means the receiver matched.  Self: handled here, since
+ * UCX has no self transport in PEER mode. */
+#include "proto/engine_int.h"
+
+static void fs_send_done(fs_tl_op_t *op, fs_status_t status, size_t length);
+
+void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
+                     fs_send_mode_t mode)
+{
+    sreq->comm        = comm;
+    sreq->dst         = dst;
+    sreq->mode        = mode;
+    sreq->hdr.cid     = comm->cid;
+    sreq->hdr.tag     = tag;
+    sreq->hdr.src     = comm->my_rank;
+    sreq->hdr.flags   = (mode == FS_SEND_SYNC) ? FS_HDR_F_SYNC : 0;
+    sreq->hdr.pad     = 0;
+    sreq->super.op.cb = fs_send_done;
+    sreq->super.flags = 0;
+}
+
+void fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status)
+{
+    sreq->super.status  = status;
+    sreq->super.flags  |= FS_REQ_F_DONE;
+    engine->host->send_complete(sreq);
+}
+
+static void fs_send_done(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    fs_send_t *sreq     = fs_container_of(op, fs_send_t, super.op);
+    fs_engine_t *engine = sreq->comm->engine;
+
+    (void)length;
+    fs_req_untrack(&sreq->super);
+    if (sreq->super.flags & FS_REQ_F_DONE) {
+        engine->host->req_idle(&sreq->super);   /* was completed by a failure */
+        return;
+    }
+    if (status != FS_OK) {
+        status = fs_peer_flush_status(sreq->super.ep, status);
+    }
+    fs_send_finish(engine, sreq, status);
+}
+
+fs_status_t fs_self_copy(fs_engine_t *engine, fs_recv_t *rreq, fs_send_t *sreq)
+{
+    const fs_dt_ops_t *dt = &engine->host->dt;
+    size_t len = (sreq->buf.len < rreq->buf.len) ? sreq->buf.len : rreq->buf.len;
+    char bounce[8192];
+    size_t offset, n;
+
+    if ((sreq->buf.dt == NULL) && (rreq->buf.dt == NULL)) {
+        memcpy(rreq->buf.ptr, sreq->buf.ptr, len);
+        return FS_OK;
+    }
+    for (offset = 0; offset < len; offset += n) {
+        n = fs_buf_pack(dt, &sreq->buf, offset, bounce,
+                        (len - offset < sizeof(bounce)) ? len - offset : sizeof(bounce));
+        if (n == 0) {
+            return FS_ERR_LOCAL;
+        }
+        fs_buf_unpack(dt, &rreq->buf, offset, bounce, n);
+    }
+    return FS_OK;
+}
+
+/* Small standard sends to self are buffered and complete at once; large or
+ * synchronous ones wait for their receive, like a remote rendezvous. */
+static fs_status_t fs_send_self(fs_engine_t *engine, fs_send_t *sreq)
+{
+    fs_comm_t *comm      = sreq->comm;
+    fs_comm_peer_t *peer = &comm->peers[sreq->dst];
+    int rndv = (sreq->mode == FS_SEND_SYNC) ||
+               (sreq->buf.len > engine->params->self_eager_limit);
+    fs_mq_recv_t *posted;
+    fs_msg_t fresh, *stored;
+
+    fresh.mq.src    = comm->my_rank;
+    fresh.mq.tag    = sreq->hdr.tag;
+    fresh.cid       = comm->cid;
+    fresh.kind      = rndv ? FS_MSG_SELF : FS_MSG_EAGER;
+    fresh.store     = FS_MSG_STORE_NONE;
+    fresh.flags     = sreq->hdr.flags;
+    fresh.is_stored = 0;
+    fresh.epoch     = engine->fail_epoch;
+    fresh.len       = sreq->buf.len;
+    fresh.data      = sreq->buf.ptr;
+    fresh.desc      = NULL;
+    fresh.self_sreq = sreq;
+    ++engine->stats.msgs_sent;
+
+    posted = fs_mq_match_posted(&comm->mq, &peer->bin, fresh.mq.tag);
+    if (posted != NULL) {
+        fs_recv_t *rreq = fs_container_of(posted, fs_recv_t, mq);
+        fresh.kind = FS_MSG_SELF;   /* copy straight between the two buffers */
+        fs_recv_finish(engine, rreq, fs_recv_deliver(engine, rreq, &fresh));
+        return FS_OK;
+    }
+    if (!rndv && (sreq->buf.dt != NULL)) {
+        stored = fs_msg_store_packed(engine, &fresh, &sreq->buf);
+    } else {
+        stored = fs_msg_store(engine, &fresh, NULL);
+    }
+    if (stored == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    fs_mq_add_unexpected(&comm->mq, &peer->bin, &stored->mq);
+    ++engine->stats.unexpected;
+    return rndv ? FS_INPROGRESS : FS_OK;
+}
+
+fs_status_t fs_send_start(fs_send_t *sreq)
+{
+    fs_comm_t *comm      = sreq->comm;
+    fs_engine_t *engine  = comm->engine;
+    fs_comm_peer_t *peer = &comm->peers[sreq->dst];
+    fs_ep_t *ep          = peer->ep;
+    fs_status_t status;
+
+    sreq->super.ep    = ep;
+    sreq->super.flags = 0;
+    if (fs_unlikely(!fs_ep_is_usable(ep))) {
+        status = fs_peer_status(ep);
+    } else if (fs_unlikely(ep->is_self)) {
+        status = fs_send_self(engine, sreq);
+    } else {
+        sreq->hdr.seq = peer->tx_seq++;
+        ++ep->tx_msgs;
+        ++engine->stats.msgs_sent;
+        status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH,
+                                         &sreq->hdr, sizeof(sreq->hdr), &sreq->buf,
+                                         (sreq->mode == FS_SEND_SYNC) ?
+                                         FS_TL_SEND_RNDV : 0, &sreq->super.op);
+        if (fs_likely(status == FS_OK)) {
+            sreq->super.flags = FS_REQ_F_DONE;
+            return FS_OK;
+        }
+        if (status == FS_INPROGRESS) {
+            fs_req_track(&sreq->super);
+            return FS_INPROGRESS;
+        }
+        status = fs_peer_flush_status(ep, status);
+    }
+    if (status != FS_INPROGRESS) {
+        sreq->super.status = status;
+        sreq->super.flags  = FS_REQ_F_DONE;
+    }
+    return status;
+}

@@ -1,0 +1,546 @@
+/* UCX transport: UCP active messages in PEER error-handling mode.
+ *
+ * failstop owns matching, so every message is an AM (eager, or UCP's
+ * zero-copy rendezvous for large ones) rather than a UCX tag message.
+ * PEER mode makes UCX report dead peers instead of hanging, but by default it
+ * refuses shared memory (mm) and the single-copy CMA lane; we switch both
+ * back on (MM_ERROR_HANDLING, CMA_MEMORY_INVALIDATE) and force the GET
+ * rendezvous scheme, so a peer only ever reads our memory: a peer we gave up
+ * on can never write into a buffer we already returned to the user. */
+#include "transport/tl.h"
+#include "common/fs_log.h"
+#include "common/fs_mpool.h"
+#include "failure/fault_status.h"
+
+#include <ucp/api/ucp.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fs_tl {
+    ucp_context_h           context;
+    ucp_worker_h            worker;
+    ucp_address_t          *address;
+    size_t                  address_len;
+    fs_tl_upcalls_t         up;
+    void                   *up_arg;
+    const fs_dt_ops_t      *dt_ops;
+    ucp_datatype_t          generic_dt;   /* packs/unpacks via dt_ops, drops excess */
+    fs_mpool_t              dt_states;
+    uint32_t                fault_ctx;    /* FS_FAULT_CTX_SLOW_LINK or 0 */
+};
+
+struct fs_tl_ep {
+    ucp_ep_h                ep;
+    fs_tl_t                *tl;
+    void                   *user;
+    int                     failed;
+};
+
+/* State of one non-contiguous or truncating transfer. */
+typedef struct fs_ucx_dt_state {
+    fs_tl_t                *tl;
+    const fs_buf_t         *buf;
+    size_t                  total;
+} fs_ucx_dt_state_t;
+
+static fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status)
+{
+    const fs_fault_row_t *row;
+
+    if (status == UCS_OK) {
+        return FS_OK;
+    }
+    row = fs_fault_classify(FS_FAULT_SRC_UCX, status, 0,
+                            FS_FAULT_CTX_OP | tl->fault_ctx);
+    return fs_fault_to_status(row->cls);
+}
+
+/* ---- generic datatypes: bridge UCX pack/unpack to the host's engine ------ */
+
+static void *fs_ucx_dt_start(void *context, const void *buffer, size_t count)
+{
+    fs_tl_t *tl = context;
+    fs_ucx_dt_state_t *state = fs_mpool_get(&tl->dt_states);
+
+    if (state == NULL) {
+        return NULL;
+    }
+    state->tl    = tl;
+    state->buf   = buffer;
+    state->total = count;   /* we pass the byte length as the count */
+    return state;
+}
+
+static size_t fs_ucx_dt_packed_size(void *state)
+{
+    return ((fs_ucx_dt_state_t *)state)->total;
+}
+
+static size_t fs_ucx_dt_pack(void *state, size_t offset, void *dest, size_t max)
+{
+    fs_ucx_dt_state_t *s = state;
+
+    return fs_buf_pack(s->tl->dt_ops, s->buf, offset, dest, max);
+}
+
+static ucs_status_t fs_ucx_dt_unpack(void *state, size_t offset, const void *src,
+                                     size_t length)
+{
+    fs_ucx_dt_state_t *s = state;
+
+    fs_buf_unpack(s->tl->dt_ops, s->buf, offset, src, length);
+    return UCS_OK;
+}
+
+static void fs_ucx_dt_finish(void *state)
+{
+    fs_ucx_dt_state_t *s = state;
+
+    fs_mpool_put(&s->tl->dt_states, s);
+}
+
+static const ucp_generic_dt_ops_t fs_ucx_generic_ops = {
+    .start_pack   = fs_ucx_dt_start,
+    .start_unpack = (void *(*)(void *, void *, size_t))fs_ucx_dt_start,
+    .packed_size  = fs_ucx_dt_packed_size,
+    .pack         = fs_ucx_dt_pack,
+    .unpack       = fs_ucx_dt_unpack,
+    .finish       = fs_ucx_dt_finish,
+};
+
+/* ---- receive path ------------------------------------------------------ */
+
+static ucs_status_t fs_ucx_am_cb(void *arg, const void *header, size_t header_length,
+                                 void *data, size_t length,
+                                 const ucp_am_recv_param_t *param, unsigned am_id)
+{
+    fs_tl_t *tl = arg;
+    fs_tl_rx_t rx;
+    fs_status_t status;
+
+    rx.desc  = data;
+    rx.flags = 0;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        rx.flags = FS_TL_RX_RNDV;
+    } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+        rx.flags = FS_TL_RX_PERSISTENT;
+    }
+    status = tl->up.am_recv(tl->up_arg, am_id, header, header_length, data,
+                            length, &rx);
+    return (status == FS_INPROGRESS) ? UCS_INPROGRESS : UCS_OK;
+}
+
+static ucs_status_t fs_ucx_am_match_cb(void *arg, const void *header,
+                                       size_t header_length, void *data,
+                                       size_t length,
+                                       const ucp_am_recv_param_t *param)
+{
+    return fs_ucx_am_cb(arg, header, header_length, data, length, param,
+                        FS_AM_MATCH);
+}
+
+static ucs_status_t fs_ucx_am_ctrl_cb(void *arg, const void *header,
+                                      size_t header_length, void *data,
+                                      size_t length,
+                                      const ucp_am_recv_param_t *param)
+{
+    return fs_ucx_am_cb(arg, header, header_length, data, length, param,
+                        FS_AM_CTRL);
+}
+
+/* Private area inside every request UCX allocates (ucp_params.request_size):
+ * lets a completion callback find its transport. */
+typedef struct fs_ucx_req {
+    fs_tl_t    *tl;
+    fs_tl_ep_t *closing;    /* ep_close: freed when the close completes */
+} fs_ucx_req_t;
+
+static void fs_ucx_op_done(fs_tl_op_t *op, void *request, ucs_status_t status,
+                           size_t length)
+{
+    fs_tl_t *tl = ((fs_ucx_req_t *)request)->tl;
+
+    op->busy   = 0;
+    op->handle = NULL;
+    ucp_request_free(request);
+    op->cb(op, fs_ucx_status(tl, status), length);
+}
+
+static void fs_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    fs_ucx_op_done(user_data, request, status, 0);
+}
+
+static void fs_ucx_recv_data_cb(void *request, ucs_status_t status,
+                                size_t length, void *user_data)
+{
+    fs_ucx_op_done(user_data, request, status, length);
+}
+
+/* UCX returns NULL for immediate completion and otherwise runs the callback
+ * from a later progress call, so the op can be marked busy after the fact. */
+static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
+                                   ucs_status_ptr_t request)
+{
+    if (request == NULL) {
+        return FS_OK;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        return fs_ucx_status(tl, UCS_PTR_STATUS(request));
+    }
+    ((fs_ucx_req_t *)request)->tl      = tl;
+    ((fs_ucx_req_t *)request)->closing = NULL;
+    op->handle = request;
+    op->busy   = 1;
+    return FS_INPROGRESS;
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
+                                  const void *hdr, size_t hdr_len,
+                                  const fs_buf_t *buf, unsigned flags,
+                                  fs_tl_op_t *op)
+{
+    ucp_request_param_t param;
+    const void *buffer;
+    size_t count;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send      = fs_ucx_send_cb;
+    param.user_data    = op;
+    if (fs_unlikely(flags & FS_TL_SEND_RNDV)) {
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags         = UCP_AM_SEND_FLAG_RNDV;
+    }
+    if (fs_likely(buf->dt == NULL)) {
+        buffer = buf->ptr;
+        count  = buf->len;
+    } else {
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        param.datatype      = tl->generic_dt;
+        buffer              = buf;
+        count               = buf->len;
+    }
+    return fs_ucx_op_track(tl, op, ucp_am_send_nbx(tep->ep, am_id, hdr, hdr_len,
+                                                   buffer, count, &param));
+}
+
+static fs_status_t fs_ucx_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
+                                    size_t msg_len, fs_tl_op_t *op)
+{
+    ucp_request_param_t param;
+    void *buffer;
+    size_t count;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.recv_am   = fs_ucx_recv_data_cb;
+    param.user_data    = op;
+    if (fs_likely((buf->dt == NULL) && (msg_len <= buf->len))) {
+        buffer = buf->ptr;
+        count  = msg_len;
+    } else {
+        /* non-contiguous or truncated: unpack through dt_ops, drop excess */
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        param.datatype      = tl->generic_dt;
+        buffer              = (void *)buf;
+        count               = msg_len;
+    }
+    return fs_ucx_op_track(tl, op, ucp_am_recv_data_nbx(tl->worker, desc, buffer,
+                                                        count, &param));
+}
+
+static void fs_ucx_release(fs_tl_t *tl, void *desc)
+{
+    ucp_am_data_release(tl->worker, desc);
+}
+
+static void fs_ucx_cancel(fs_tl_t *tl, fs_tl_op_t *op)
+{
+    if (op->busy) {
+        ucp_request_cancel(tl->worker, op->handle);
+    }
+}
+
+static unsigned fs_ucx_progress(fs_tl_t *tl)
+{
+    return ucp_worker_progress(tl->worker);
+}
+
+/* ---- endpoints --------------------------------------------------------- */
+
+static void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    fs_tl_ep_t *tep = arg;
+    fs_tl_t *tl     = tep->tl;
+    const fs_fault_row_t *row;
+
+    (void)ep;
+    if (tep->failed) {
+        return;
+    }
+    tep->failed = 1;
+    row = fs_fault_classify(FS_FAULT_SRC_UCX, status, 0,
+                            FS_FAULT_CTX_EP_ERROR | tl->fault_ctx);
+    tl->up.ep_error(tl->up_arg, tep->user, row);
+}
+
+static fs_status_t fs_ucx_ep_create(fs_tl_t *tl, const void *addr, size_t addr_len,
+                                    void *ep_user, fs_tl_ep_t **ep_p)
+{
+    ucp_ep_params_t params;
+    fs_tl_ep_t *tep;
+    ucs_status_t status;
+
+    (void)addr_len;
+    tep = calloc(1, sizeof(*tep));
+    if (tep == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    tep->tl   = tl;
+    tep->user = ep_user;
+
+    params.field_mask      = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                             UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                             UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address         = addr;
+    params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb  = fs_ucx_ep_err_cb;
+    params.err_handler.arg = tep;
+    status = ucp_ep_create(tl->worker, &params, &tep->ep);
+    if (status != UCS_OK) {
+        const fs_fault_row_t *row =
+            fs_fault_classify(FS_FAULT_SRC_UCX, status, 0, FS_FAULT_CTX_EP_CREATE);
+        FS_ERROR("ucp_ep_create failed: %s (%s)", ucs_status_string(status),
+                 row->reason);
+        free(tep);
+        return fs_fault_to_status(row->cls);
+    }
+    *ep_p = tep;
+    return FS_OK;
+}
+
+static void fs_ucx_close_cb(void *request, ucs_status_t status, void *user_data)
+{
+    fs_tl_op_t *op = user_data;
+
+    (void)status;   /* a close that fails still ends the endpoint */
+    free(((fs_ucx_req_t *)request)->closing);
+    op->busy   = 0;
+    op->handle = NULL;
+    ucp_request_free(request);
+    op->cb(op, FS_OK, 0);
+}
+
+/* UCX stops calling the error handler once the close has started; the
+ * endpoint memory lives until the close completes. */
+static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
+                                   fs_tl_op_t *op)
+{
+    ucp_request_param_t param;
+    ucs_status_ptr_t request;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_FLAGS;
+    param.cb.send      = fs_ucx_close_cb;
+    param.user_data    = op;
+    param.flags        = (force || tep->failed) ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    request = ucp_ep_close_nbx(tep->ep, &param);
+    if ((request == NULL) || UCS_PTR_IS_ERR(request)) {
+        free(tep);
+        return FS_OK;
+    }
+    ((fs_ucx_req_t *)request)->tl      = tl;
+    ((fs_ucx_req_t *)request)->closing = tep;
+    op->handle = request;
+    op->busy   = 1;
+    return FS_INPROGRESS;
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+/* Applies a UCX setting unless the user set one of the environment
+ * variables that control it.  Transport-level keys are given without their
+ * component prefix (MEMORY_INVALIDATE is CMA's; MM_ reaches sysv and posix),
+ * which is how ucp_config_modify hands them to every matching transport. */
+static void fs_ucx_config_default(ucp_config_t *config, const char *key,
+                                  const char *value, const char *const *envs)
+{
+    ucs_status_t status;
+
+    for (; *envs != NULL; ++envs) {
+        if (getenv(*envs) != NULL) {
+            return;
+        }
+    }
+    status = ucp_config_modify(config, key, value);
+    if (status != UCS_OK) {
+        FS_WARN("cannot set UCX option %s=%s: %s", key, value,
+                ucs_status_string(status));
+    }
+}
+
+static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **config_p)
+{
+    static const char *const mm_eh[]  = {"UCX_MM_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING",
+                                         "UCX_POSIX_ERROR_HANDLING", NULL};
+    static const char *const cma[]    = {"UCX_CMA_MEMORY_INVALIDATE", NULL};
+    static const char *const rndv[]   = {"UCX_RNDV_SCHEME", NULL};
+    static const char *const ka[]     = {"UCX_KEEPALIVE_INTERVAL", NULL};
+    static const char *const fifo[]   = {"UCX_MM_FIFO_SIZE", "UCX_SYSV_FIFO_SIZE",
+                                         "UCX_POSIX_FIFO_SIZE", NULL};
+    ucp_config_t *config;
+    char value[32];
+
+    if (ucp_config_read(NULL, NULL, &config) != UCS_OK) {
+        return FS_ERR_LOCAL;
+    }
+    fs_ucx_config_default(config, "MM_ERROR_HANDLING", "y", mm_eh);
+    fs_ucx_config_default(config, "MEMORY_INVALIDATE", "y", cma);
+    fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
+    snprintf(value, sizeof(value), "%dms", cfg->keepalive_ms);
+    fs_ucx_config_default(config, "KEEPALIVE_INTERVAL", value, ka);
+    snprintf(value, sizeof(value), "%d", cfg->fifo_size);
+    fs_ucx_config_default(config, "MM_FIFO_SIZE", value, fifo);
+    *config_p = config;
+    return FS_OK;
+}
+
+static fs_status_t fs_ucx_context_create(fs_tl_t *tl, const fs_tl_config_t *cfg)
+{
+    ucp_params_t params;
+    ucp_config_t *config;
+    ucs_status_t status;
+
+    if (fs_ucx_config(cfg, &config) != FS_OK) {
+        return FS_ERR_LOCAL;
+    }
+    params.field_mask        = UCP_PARAM_FIELD_FEATURES |
+                               UCP_PARAM_FIELD_REQUEST_SIZE |
+                               UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                               UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params.features          = UCP_FEATURE_AM;
+    params.request_size      = sizeof(fs_ucx_req_t);
+    params.mt_workers_shared = 0;
+    params.estimated_num_eps = cfg->estimated_eps;
+    status = ucp_init(&params, config, &tl->context);
+    ucp_config_release(config);
+    if (status != UCS_OK) {
+        FS_ERROR("ucp_init failed: %s", ucs_status_string(status));
+        return FS_ERR_LOCAL;
+    }
+    return FS_OK;
+}
+
+static fs_status_t fs_ucx_set_handler(fs_tl_t *tl, unsigned id, ucp_am_recv_callback_t cb)
+{
+    ucp_am_handler_param_t param;
+
+    param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                       UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    param.id         = id;
+    param.cb         = cb;
+    param.arg        = tl;
+    param.flags      = UCP_AM_FLAG_WHOLE_MSG;
+    return (ucp_worker_set_am_recv_handler(tl->worker, &param) == UCS_OK) ?
+           FS_OK : FS_ERR_LOCAL;
+}
+
+static fs_status_t fs_ucx_worker_create(fs_tl_t *tl, const fs_tl_config_t *cfg)
+{
+    ucp_worker_params_t params;
+    ucp_worker_attr_t attr;
+
+    params.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    params.thread_mode = cfg->multi_thread ? UCS_THREAD_MODE_SERIALIZED :
+                                             UCS_THREAD_MODE_SINGLE;
+    if (ucp_worker_create(tl->context, &params, &tl->worker) != UCS_OK) {
+        return FS_ERR_LOCAL;
+    }
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
+    if (ucp_worker_query(tl->worker, &attr) != UCS_OK) {
+        return FS_ERR_LOCAL;
+    }
+    tl->address     = attr.address;
+    tl->address_len = attr.address_length;
+    if ((fs_ucx_set_handler(tl, FS_AM_MATCH, fs_ucx_am_match_cb) != FS_OK) ||
+        (fs_ucx_set_handler(tl, FS_AM_CTRL, fs_ucx_am_ctrl_cb) != FS_OK)) {
+        return FS_ERR_LOCAL;
+    }
+    return FS_OK;
+}
+
+static void fs_ucx_fini(fs_tl_t *tl)
+{
+    if (tl->address != NULL) {
+        ucp_worker_release_address(tl->worker, tl->address);
+    }
+    if (tl->generic_dt != 0) {
+        ucp_dt_destroy(tl->generic_dt);
+    }
+    if (tl->worker != NULL) {
+        ucp_worker_destroy(tl->worker);
+    }
+    if (tl->context != NULL) {
+        ucp_cleanup(tl->context);
+    }
+    fs_mpool_cleanup(&tl->dt_states);
+    free(tl);
+}
+
+static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *up,
+                               void *up_arg, fs_tl_t **tl_p)
+{
+    fs_tl_t *tl = calloc(1, sizeof(*tl));
+    fs_status_t status;
+
+    if (tl == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    tl->up     = *up;
+    tl->up_arg = up_arg;
+    tl->dt_ops = cfg->dt_ops;
+    /* a timeout on InfiniBand may only mean a slow peer (see classify) */
+    tl->fault_ctx = (access("/sys/class/infiniband", F_OK) == 0) ?
+                    FS_FAULT_CTX_SLOW_LINK : 0;
+    fs_mpool_init(&tl->dt_states, "ucx-dt-state", sizeof(fs_ucx_dt_state_t),
+                  64, 0, NULL);
+    status = fs_ucx_context_create(tl, cfg);
+    if (status == FS_OK) {
+        status = fs_ucx_worker_create(tl, cfg);
+    }
+    if ((status == FS_OK) &&
+        (ucp_dt_create_generic(&fs_ucx_generic_ops, tl, &tl->generic_dt) != UCS_OK)) {
+        status = FS_ERR_LOCAL;
+    }
+    if (status != FS_OK) {
+        fs_ucx_fini(tl);
+        return status;
+    }
+    *tl_p = tl;
+    return FS_OK;
+}
+
+static fs_status_t fs_ucx_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
+{
+    *addr_p = tl->address;
+    *len_p  = tl->address_len;
+    return FS_OK;
+}
+
+const fs_tl_ops_t fs_tl_ucx_ops = {
+    .name      = "ucx",
+    .init      = fs_ucx_init,
+    .fini      = fs_ucx_fini,
+    .address   = fs_ucx_address,
+    .ep_create = fs_ucx_ep_create,
+    .ep_close  = fs_ucx_ep_close,
+    .am_send   = fs_ucx_am_send,
+    .recv_data = fs_ucx_recv_data,
+    .release   = fs_ucx_release,
+    .cancel    = fs_ucx_cancel,
+    .progress  = fs_ucx_progress,
+};
