@@ -42,7 +42,6 @@ typedef struct fs_ompi_req {
     uint8_t                has_conv;      /* dt.conv is prepared */
     uint8_t                core_pending;  /* the core operation has not completed */
     uint8_t                retained;      /* holds a reference on the communicator */
-    uint8_t                detached;      /* buffered send: user request already done */
     mca_pml_base_send_mode_t mode;
     /* arguments kept for persistent requests and buffered sends */
     void                  *user_buf;
@@ -157,15 +156,25 @@ int mca_pml_failstop_mprobe(int src, int tag, ompi_communicator_t *comm,
                             ompi_message_t **message, ompi_status_public_t *status);
 int mca_pml_failstop_start(size_t count, ompi_request_t **requests);
 
-/* The engine lock; a no-op unless MPI_THREAD_MULTIPLE was requested. */
+/* The engine lock; only taken under MPI_THREAD_MULTIPLE. */
 static inline void fs_ompi_lock(void)
 {
-    fs_engine_lock(fs_ompi.engine);
+    if (fs_ompi.multi_thread) {
+        fs_engine_lock(fs_ompi.engine);
+    }
 }
 
 static inline void fs_ompi_unlock(void)
 {
-    fs_engine_unlock(fs_ompi.engine);
+    if (fs_ompi.multi_thread) {
+        fs_engine_unlock(fs_ompi.engine);
+    }
 }
+
+/* Ends a blocking send or receive whose core start returned st: waits if it
+ * is in flight, copies the receive status, recycles the request.  Returns
+ * the MPI error code. */
+int fs_ompi_blocking_finish(fs_ompi_req_t *req, fs_status_t st,
+                            ompi_status_public_t *status);
 
 #endif

@@ -16,33 +16,27 @@ static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
     return OMPI_SUCCESS;
 }
 
+static fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
+{
+    fs_status_t st;
+
+    fs_ompi_lock();
+    st = (msg == NULL) ? fs_recv_start(&req->core.recv) :
+                         fs_mrecv_start(&req->core.recv, msg);
+    fs_ompi_unlock();
+    return st;
+}
+
+/* Nonblocking: the request completes now or from a callback. */
 static void fs_ompi_recv_begin(fs_ompi_req_t *req, fs_msg_t *msg)
 {
     fs_status_t st;
 
     req->core_pending = 1;
-    fs_ompi_lock();
-    st = (msg == NULL) ? fs_recv_start(&req->core.recv) :
-                         fs_mrecv_start(&req->core.recv, msg);
-    fs_ompi_unlock();
+    st = fs_ompi_recv_start(req, msg);
     if (st != FS_INPROGRESS) {
         fs_ompi_req_complete(req, st);
     }
-}
-
-/* Waits for a blocking receive, fills the user's status, frees the request. */
-static int fs_ompi_recv_wait(fs_ompi_req_t *req, ompi_status_public_t *status)
-{
-    ompi_request_t *ompi_req = &req->ompi;
-    int rc;
-
-    ompi_request_wait_completion(&req->ompi);
-    rc = req->ompi.req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = req->ompi.req_status;
-    }
-    req->ompi.req_free(&ompi_req);
-    return rc;
 }
 
 int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
@@ -82,8 +76,7 @@ int mca_pml_failstop_recv(void *buf, size_t count, ompi_datatype_t *datatype,
         fs_ompi_req_put(req);
         return rc;
     }
-    fs_ompi_recv_begin(req, NULL);
-    return fs_ompi_recv_wait(req, status);
+    return fs_ompi_blocking_finish(req, fs_ompi_recv_start(req, NULL), status);
 }
 
 int mca_pml_failstop_irecv_init(void *buf, size_t count, ompi_datatype_t *datatype,
@@ -129,7 +122,8 @@ int fs_ompi_recv_restart(fs_ompi_req_t *req)
 /* ---- matched probes and receives ------------------------------------------ */
 
 static int fs_ompi_mrecv_begin(void *buf, size_t count, ompi_datatype_t *datatype,
-                               ompi_message_t **message, fs_ompi_req_t **req_p)
+                               ompi_message_t **message, int blocking,
+                               fs_ompi_req_t **req_p, fs_status_t *st_p)
 {
     ompi_message_t *msg      = *message;
     ompi_communicator_t *comm = msg->comm;
@@ -140,7 +134,11 @@ static int fs_ompi_mrecv_begin(void *buf, size_t count, ompi_datatype_t *datatyp
     }
     fs_recv_prepare(&req->core.recv, fs_ompi_comm(comm), msg->peer, MPI_ANY_TAG);
     fs_ompi_buf_prepare_recv(req, buf, count, datatype, &req->core.recv.buf);
-    fs_ompi_recv_begin(req, (fs_msg_t *)msg->req_ptr);
+    if (blocking) {
+        *st_p = fs_ompi_recv_start(req, (fs_msg_t *)msg->req_ptr);
+    } else {
+        fs_ompi_recv_begin(req, (fs_msg_t *)msg->req_ptr);
+    }
     ompi_message_return(msg);
     *message = MPI_MESSAGE_NULL;
     *req_p   = req;
@@ -152,7 +150,8 @@ int mca_pml_failstop_imrecv(void *buf, size_t count, ompi_datatype_t *datatype,
 {
     ompi_communicator_t *comm = (*message)->comm;
     fs_ompi_req_t *req;
-    int rc = fs_ompi_mrecv_begin(buf, count, datatype, message, &req);
+    fs_status_t st;
+    int rc = fs_ompi_mrecv_begin(buf, count, datatype, message, 0, &req, &st);
 
     if (rc == OMPI_SUCCESS) {
         OBJ_RETAIN(comm);
@@ -166,9 +165,10 @@ int mca_pml_failstop_mrecv(void *buf, size_t count, ompi_datatype_t *datatype,
                            ompi_message_t **message, ompi_status_public_t *status)
 {
     fs_ompi_req_t *req;
-    int rc = fs_ompi_mrecv_begin(buf, count, datatype, message, &req);
+    fs_status_t st;
+    int rc = fs_ompi_mrecv_begin(buf, count, datatype, message, 1, &req, &st);
 
-    return (rc == OMPI_SUCCESS) ? fs_ompi_recv_wait(req, status) : rc;
+    return (rc == OMPI_SUCCESS) ? fs_ompi_blocking_finish(req, st, status) : rc;
 }
 
 static void fs_ompi_probe_status(ompi_status_public_t *status,

@@ -7,6 +7,7 @@
 #include "ompi/ompi_int.h"
 
 #include "ompi/mca/pml/base/pml_base_bsend.h"
+#include "opal/runtime/opal_progress.h"
 
 static int fs_ompi_req_free_cb(ompi_request_t **rptr);
 static int fs_ompi_req_cancel_cb(ompi_request_t *request, int complete);
@@ -58,7 +59,6 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
     req->free_called  = 0;
     req->core_pending = 0;
     req->retained     = 0;
-    req->detached     = 0;
     req->bsend_buf    = NULL;
     req->datatype     = NULL;
     return req;
@@ -121,9 +121,9 @@ void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status)
     if (!fs_req_busy(fs_ompi_core(req))) {
         fs_ompi_req_release_buffers(req);
     }
-    if (req->detached || req->free_called) {
-        /* nobody waits: MPI already saw it complete, or freed it */
-        if (req->free_called && fs_ompi_req_recyclable(req)) {
+    if (req->free_called) {
+        /* nobody waits: MPI freed it (or it is a buffered send's carrier) */
+        if (fs_ompi_req_recyclable(req)) {
             fs_ompi_req_put(req);
         }
         return;
@@ -180,6 +180,56 @@ static int fs_ompi_req_cancel_cb(ompi_request_t *request, int complete)
         fs_ompi_unlock();
     }
     return OMPI_SUCCESS;
+}
+
+/* Single-threaded waits spin on the engine itself and give the rest of Open
+ * MPI a turn every 64 polls, as pml ucx does; with threads, the request's
+ * sync object coordinates who progresses. */
+static void fs_ompi_wait(fs_ompi_req_t *req)
+{
+    unsigned i = 0;
+
+    if (fs_ompi.multi_thread) {
+        ompi_request_wait_completion(&req->ompi);
+        return;
+    }
+    while (!REQUEST_COMPLETE(&req->ompi)) {
+        if ((++i & 63) != 0) {
+            fs_engine_progress(fs_ompi.engine);
+        } else {
+            opal_progress();
+        }
+    }
+}
+
+int fs_ompi_blocking_finish(fs_ompi_req_t *req, fs_status_t st,
+                            ompi_status_public_t *status)
+{
+    int rc;
+
+    if (OPAL_LIKELY(st != FS_INPROGRESS)) {
+        /* finished inside the start: no MPI-level completion needed */
+        if (req->kind == FS_OMPI_REQ_RECV) {
+            fs_ompi_status_from_recv(&req->ompi.req_status, &req->core.recv);
+            rc = req->ompi.req_status.MPI_ERROR;
+        } else {
+            rc = fs_ompi_error(st);
+        }
+    } else {
+        req->core_pending = 1;
+        fs_ompi_wait(req);
+        rc = req->ompi.req_status.MPI_ERROR;
+    }
+    if ((status != MPI_STATUS_IGNORE) && (status != NULL)) {
+        *status = req->ompi.req_status;
+    }
+    fs_ompi_lock();
+    req->free_called = 1;
+    if (fs_ompi_req_recyclable(req)) {
+        fs_ompi_req_put(req);
+    }
+    fs_ompi_unlock();
+    return rc;
 }
 
 extern void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep);

@@ -36,6 +36,7 @@ typedef struct fs_req {
     fs_tl_op_t   op;         /* the transport operation, if any */
     fs_list_t    ep_elem;    /* on ep->inflight while op is in flight */
     fs_ep_t     *ep;         /* peer of the operation */
+    fs_engine_t *engine;     /* not via comm: it may be gone when the op ends */
     fs_status_t  status;
     uint8_t      flags;
 } fs_req_t;

@@ -9,12 +9,17 @@ static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
                                      const fs_tl_rx_t *rx)
 {
     fs_engine_t *engine = arg;
+    fs_hdr_match_t match;
+    fs_hdr_ctrl_t ctrl;
 
-    if (fs_likely((am_id == FS_AM_MATCH) && (hdr_len == sizeof(fs_hdr_match_t)))) {
-        return fs_rx_match(engine, hdr, data, len, rx);
+    /* UCX puts the user header after the payload, at any alignment: copy */
+    if (fs_likely((am_id == FS_AM_MATCH) && (hdr_len == sizeof(match)))) {
+        memcpy(&match, hdr, sizeof(match));
+        return fs_rx_match(engine, &match, data, len, rx);
     }
-    if ((am_id == FS_AM_CTRL) && (hdr_len == sizeof(fs_hdr_ctrl_t))) {
-        fs_rx_ctrl(engine, hdr);
+    if ((am_id == FS_AM_CTRL) && (hdr_len == sizeof(ctrl))) {
+        memcpy(&ctrl, hdr, sizeof(ctrl));
+        fs_rx_ctrl(engine, &ctrl);
         return FS_OK;
     }
     ++engine->stats.dropped_malformed;

@@ -12,6 +12,7 @@ void fs_recv_prepare(fs_recv_t *rreq, fs_comm_t *comm, int32_t src, int32_t tag)
     rreq->super.op.cb  = fs_recv_fetch_done;
     rreq->super.flags  = FS_REQ_F_RECV;
     rreq->super.ep     = NULL;
+    rreq->super.engine = comm->engine;
     fs_list_init(&rreq->mq.elem);
 }
 
@@ -25,7 +26,7 @@ void fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status)
 static void fs_recv_fetch_done(fs_tl_op_t *op, fs_status_t status, size_t length)
 {
     fs_recv_t *rreq     = fs_container_of(op, fs_recv_t, super.op);
-    fs_engine_t *engine = rreq->comm->engine;
+    fs_engine_t *engine = rreq->super.engine;
 
     (void)length;
     fs_req_untrack(&rreq->super);

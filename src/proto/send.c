@@ -17,8 +17,9 @@ void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
     sreq->hdr.src     = comm->my_rank;
     sreq->hdr.flags   = (mode == FS_SEND_SYNC) ? FS_HDR_F_SYNC : 0;
     sreq->hdr.pad     = 0;
-    sreq->super.op.cb = fs_send_done;
-    sreq->super.flags = 0;
+    sreq->super.op.cb  = fs_send_done;
+    sreq->super.flags  = 0;
+    sreq->super.engine = comm->engine;
 }
 
 void fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status)
@@ -31,7 +32,7 @@ void fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status)
 static void fs_send_done(fs_tl_op_t *op, fs_status_t status, size_t length)
 {
     fs_send_t *sreq     = fs_container_of(op, fs_send_t, super.op);
-    fs_engine_t *engine = sreq->comm->engine;
+    fs_engine_t *engine = sreq->super.engine;
 
     (void)length;
     fs_req_untrack(&sreq->super);

@@ -1,0 +1,436 @@
+/* The engine without Open MPI: engines joined by a fake transport. */
+#include <criterion/criterion.h>
+
+#include "proto/engine_int.h"
+#include "fake_tl.h"
+
+#define NENG 3
+#define CID  5
+
+typedef struct treq {
+    union {
+        fs_send_t s;
+        fs_recv_t r;
+    } u;
+    int done;
+    int idle;
+} treq_t;
+
+static fs_engine_t *eng[NENG];
+static fs_ep_t *eps[NENG][NENG];     /* eps[i][j]: engine i's endpoint to j */
+static fs_comm_t *comm[NENG];
+static fs_params_t params;
+static int peer_failed_calls;
+
+static void on_send(fs_send_t *s) { ((treq_t *)s)->done = 1; }
+static void on_recv(fs_recv_t *r) { ((treq_t *)r)->done = 1; }
+static void on_idle(fs_req_t *q)  { ((treq_t *)q)->idle = 1; }
+static void on_peer_failed(void *arg, fs_ep_t *ep) { (void)arg; (void)ep; ++peer_failed_calls; }
+
+static const fs_host_ops_t host = {
+    .dt            = {NULL, NULL},
+    .send_complete = on_send,
+    .recv_complete = on_recv,
+    .req_idle      = on_idle,
+    .peer_failed   = on_peer_failed,
+};
+
+static void make_comm(int i, uint32_t cid, fs_comm_t **c)
+{
+    cr_assert_eq(fs_comm_create(eng[i], cid, i, NENG, eps[i], NULL, c), FS_OK);
+}
+
+static void setup(void)
+{
+    fs_engine_config_t cfg = {.params = &params, .host = &host, .tl_ops = &fake_tl_ops,
+                              .estimated_peers = NENG};
+    const void *addr[NENG];
+    size_t len;
+    int i, j;
+
+    fs_params_defaults(&params);
+    peer_failed_calls = 0;
+    for (i = 0; i < NENG; ++i) {
+        cfg.my_id = (uint64_t)i;
+        cr_assert_eq(fs_engine_create(&cfg, &eng[i]), FS_OK);
+        fs_engine_address(eng[i], &addr[i], &len);
+    }
+    for (i = 0; i < NENG; ++i) {
+        for (j = 0; j < NENG; ++j) {
+            fs_status_t st = (i == j) ?
+                fs_engine_ep_create_self(eng[i], (uint64_t)j, NULL, &eps[i][j]) :
+                fs_engine_ep_create(eng[i], (uint64_t)j, NULL, addr[j], len, &eps[i][j]);
+            cr_assert_eq(st, FS_OK);
+        }
+        make_comm(i, CID, &comm[i]);
+    }
+}
+
+static void teardown(void)
+{
+    int i;
+
+    /* all communicators first: a held message may complete a request of
+     * another engine in this process */
+    for (i = 0; i < NENG; ++i) {
+        fs_comm_destroy(comm[i]);
+    }
+    for (i = 0; i < NENG; ++i) {
+        fs_engine_destroy(eng[i]);
+    }
+}
+
+TestSuite(engine, .init = setup, .fini = teardown, .timeout = 20);
+
+static void progress_all(void)
+{
+    unsigned n;
+    int i;
+
+    do {
+        n = 0;
+        for (i = 0; i < NENG; ++i) {
+            n += fs_engine_progress(eng[i]);
+        }
+    } while (n > 0);
+}
+
+static fs_status_t send_msg(treq_t *t, int from, int to, int tag, void *buf, size_t len,
+                            fs_send_mode_t mode)
+{
+    fs_status_t st;
+
+    memset(t, 0, sizeof(*t));
+    fs_send_prepare(&t->u.s, comm[from], to, tag, mode);
+    fs_buf_set_contig(&t->u.s.buf, buf, len);
+    st = fs_send_start(&t->u.s);
+    t->done = (st != FS_INPROGRESS);
+    return st;
+}
+
+static fs_status_t recv_msg(treq_t *t, int at, int src, int tag, void *buf, size_t cap)
+{
+    fs_status_t st;
+
+    memset(t, 0, sizeof(*t));
+    fs_recv_prepare(&t->u.r, comm[at], src, tag);
+    fs_buf_set_contig(&t->u.r.buf, buf, cap);
+    st = fs_recv_start(&t->u.r);
+    t->done = (st != FS_INPROGRESS);
+    return st;
+}
+
+static void fill(uint8_t *b, size_t n, int seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        b[i] = (uint8_t)(i * 31 + seed);
+    }
+}
+
+static int check(const uint8_t *b, size_t n, int seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        if (b[i] != (uint8_t)(i * 31 + seed)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+Test(engine, eager_and_rendezvous_payloads_and_status)
+{
+    static uint8_t sb[20000], rb[20000];
+    size_t sizes[] = {0, 1, 100, FAKE_RNDV_THRESH + 1, 20000};
+    treq_t s, r;
+    unsigned k;
+
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); ++k) {
+        fill(sb, sizes[k], (int)k);
+        memset(rb, 0, sizeof(rb));
+        send_msg(&s, 1, 0, 40 + (int)k, sb, sizes[k], FS_SEND_STANDARD);
+        recv_msg(&r, 0, 1, 40 + (int)k, rb, sizeof(rb));
+        progress_all();
+        cr_assert(s.done && r.done, "size %zu did not complete", sizes[k]);
+        cr_expect_eq(r.u.r.super.status, FS_OK);
+        cr_expect_eq(r.u.r.src_out, 1);
+        cr_expect_eq(r.u.r.tag_out, 40 + (int)k);
+        cr_expect_eq(r.u.r.len_out, sizes[k]);
+        cr_expect(check(rb, sizes[k], (int)k), "payload of %zu bytes", sizes[k]);
+    }
+}
+
+Test(engine, transport_reordering_is_undone_by_sequence_numbers)
+{
+    uint8_t vals[10], got[10];
+    treq_t s[10], r[10];
+    int i;
+
+    eng[0]->tl->reverse_next = 10;
+    for (i = 0; i < 10; ++i) {
+        vals[i] = (uint8_t)i;
+        send_msg(&s[i], 1, 0, 7, &vals[i], 1, FS_SEND_STANDARD);
+    }
+    progress_all();                     /* arrive reversed, become unexpected */
+    for (i = 0; i < 10; ++i) {
+        cr_assert_eq(recv_msg(&r[i], 0, 1, 7, &got[i], 1), FS_OK);
+        cr_expect_eq(got[i], i, "message %d overtook another", i);
+    }
+    cr_expect_geq(fs_engine_stats(eng[0])->reordered, 9);
+}
+
+Test(engine, message_before_its_communicator_is_kept)
+{
+    fs_comm_t *late0, *late1;
+    uint8_t v = 77, got = 0;
+    treq_t s, r;
+
+    make_comm(0, 9, &late0);
+    fs_send_prepare(&s.u.s, late0, 1, 3, FS_SEND_STANDARD);
+    fs_buf_set_contig(&s.u.s.buf, &v, 1);
+    cr_assert_eq(fs_send_start(&s.u.s), FS_OK);
+    progress_all();                     /* engine 1 has no cid 9 yet */
+    cr_expect_eq(fs_engine_stats(eng[1])->early_cid, 1);
+    make_comm(1, 9, &late1);
+    fs_recv_prepare(&r.u.r, late1, 0, 3);
+    fs_buf_set_contig(&r.u.r.buf, &got, 1);
+    cr_expect_eq(fs_recv_start(&r.u.r), FS_OK);
+    cr_expect_eq(got, 77);
+    fs_comm_destroy(late0);
+    fs_comm_destroy(late1);
+}
+
+Test(engine, truncation_eager_and_rendezvous)
+{
+    static uint8_t sb[10000], rb[10000];
+    size_t sizes[] = {100, 10000};
+    treq_t s, r;
+    int k;
+
+    for (k = 0; k < 2; ++k) {
+        fill(sb, sizes[k], k);
+        memset(rb, 0, sizeof(rb));
+        send_msg(&s, 2, 0, 5, sb, sizes[k], FS_SEND_STANDARD);
+        recv_msg(&r, 0, 2, 5, rb, 50);
+        progress_all();
+        cr_assert(r.done && s.done);
+        cr_expect_eq(r.u.r.super.status, FS_ERR_TRUNCATE);
+        cr_expect_eq(r.u.r.len_out, 50);
+        cr_expect_eq(r.u.r.msg_len, sizes[k]);
+        cr_expect(check(rb, 50, k));
+        cr_expect_eq(rb[50], 0, "nothing written past the buffer");
+    }
+}
+
+Test(engine, wildcard_posted_first_takes_the_message)
+{
+    uint8_t a = 1, b = 2, x = 0, y = 0;
+    treq_t s1, s2, w, sp;
+
+    recv_msg(&w, 0, FS_ANY_SOURCE, FS_ANY_TAG, &x, 1);
+    recv_msg(&sp, 0, 2, 4, &y, 1);
+    send_msg(&s1, 2, 0, 4, &a, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect(w.done && !sp.done);
+    cr_expect_eq(x, 1);
+    cr_expect_eq(w.u.r.src_out, 2);
+    send_msg(&s2, 2, 0, 4, &b, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect(sp.done);
+    cr_expect_eq(y, 2);
+}
+
+Test(engine, peer_failure_completes_everything_pending_on_it)
+{
+    static uint8_t big[8000];
+    /* the transport still holds s after it completes (reported idle later) */
+    static treq_t s;
+    uint8_t x;
+    treq_t r, late;
+
+    recv_msg(&r, 0, 1, 1, &x, 1);
+    cr_assert_eq(send_msg(&s, 0, 1, 2, big, sizeof(big), FS_SEND_STANDARD),
+                 FS_INPROGRESS, "rendezvous waits for the receiver");
+    fake_fail_ep(eps[0][1]->tl_ep, -25 /* UCS_ERR_CONNECTION_RESET */);
+    cr_expect(r.done && s.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+    cr_expect_eq(r.u.r.src_out, 0, "no message was delivered");
+    cr_expect_eq(s.u.s.super.status, FS_ERR_PEER_FAILED);
+    cr_expect_eq(peer_failed_calls, 1);
+    cr_expect_eq(send_msg(&late, 0, 1, 3, &x, 1, FS_SEND_STANDARD), FS_ERR_PEER_FAILED);
+    cr_expect_eq(recv_msg(&late, 0, 1, 3, &x, 1), FS_ERR_PEER_FAILED);
+    /* the rank-2 channel is untouched */
+    cr_expect_eq(send_msg(&late, 0, 2, 3, &x, 1, FS_SEND_STANDARD), FS_OK);
+    progress_all();
+    cr_expect(!s.idle, "the transport has not let go of the send yet");
+}
+
+Test(engine, buffered_messages_survive_and_later_ones_are_discarded)
+{
+    uint8_t v1 = 11, v2 = 22, got = 0;
+    treq_t s1, s2, r;
+
+    send_msg(&s1, 1, 0, 6, &v1, 1, FS_SEND_STANDARD);
+    progress_all();                                   /* unexpected at 0 */
+    fake_fail_ep(eps[0][1]->tl_ep, -80 /* UCS_ERR_ENDPOINT_TIMEOUT */);
+    send_msg(&s2, 1, 0, 6, &v2, 1, FS_SEND_STANDARD); /* arrives after */
+    progress_all();
+    cr_expect_eq(fs_engine_stats(eng[0])->discarded_after_failure, 1);
+    cr_expect_eq(recv_msg(&r, 0, 1, 6, &got, 1), FS_OK, "received before the failure");
+    cr_expect_eq(got, 11);
+    cr_expect_eq(recv_msg(&r, 0, 1, 6, &got, 1), FS_ERR_PEER_FAILED);
+}
+
+Test(engine, local_error_is_not_blamed_on_the_peer)
+{
+    uint8_t x;
+    treq_t r;
+
+    recv_msg(&r, 0, 2, 1, &x, 1);
+    fake_fail_ep(eps[0][2]->tl_ep, -3 /* UCS_ERR_IO_ERROR */);
+    cr_expect(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_LOCAL);
+    cr_expect_eq(peer_failed_calls, 0);
+    cr_expect_eq(fs_engine_stats(eng[0])->peers_failed, 1, "the endpoint is unusable");
+}
+
+Test(engine, leaving_is_not_failing)
+{
+    fs_ep_t *bye[NENG] = {eps[1][0], eps[1][2]};
+    uint8_t x;
+    treq_t r;
+
+    recv_msg(&r, 0, 1, 9, &x, 1);          /* can never be satisfied now */
+    fs_engine_leave(eng[1], bye, 2);
+    progress_all();
+    cr_expect_eq(eps[0][1]->state, FS_EP_LEFT);
+    cr_expect(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_LEFT);
+    /* the transport notices the closed peer later: still not a failure */
+    fake_fail_ep(eps[0][1]->tl_ep, -25);
+    cr_expect_eq(eps[0][1]->state, FS_EP_LEFT);
+    cr_expect_eq(fs_engine_stats(eng[0])->peers_failed, 0);
+    cr_expect_eq(fs_engine_stats(eng[0])->peers_left, 1);
+    cr_expect_eq(peer_failed_calls, 0);
+}
+
+Test(engine, departure_waits_for_the_messages_it_announced)
+{
+    fs_ep_t *bye[1] = {eps[1][0]};
+    uint8_t v[3] = {1, 2, 3}, got[3];
+    treq_t s[3], r;
+    int i;
+
+    for (i = 0; i < 3; ++i) {
+        send_msg(&s[i], 1, 0, 2, &v[i], 1, FS_SEND_STANDARD);
+    }
+    fs_engine_leave(eng[1], bye, 1);
+    eng[0]->tl->reverse_next = 4;          /* the BYE arrives first */
+    progress_all();
+    cr_expect_eq(eps[0][1]->state, FS_EP_LEFT, "all 3 announced messages arrived");
+    for (i = 0; i < 3; ++i) {
+        cr_expect_eq(recv_msg(&r, 0, 1, 2, &got[i], 1), FS_OK);
+        cr_expect_eq(got[i], v[i]);
+    }
+}
+
+Test(engine, send_to_self_eager_rendezvous_and_synchronous)
+{
+    static uint8_t big[40000], rbig[40000];
+    uint8_t small = 5, got = 0;
+    treq_t s, r;
+
+    cr_expect_eq(send_msg(&s, 0, 0, 1, &small, 1, FS_SEND_STANDARD), FS_OK,
+                 "small send to self is buffered");
+    small = 0;
+    cr_expect_eq(recv_msg(&r, 0, 0, 1, &got, 1), FS_OK);
+    cr_expect_eq(got, 5, "the copy was taken at send time");
+
+    fill(big, sizeof(big), 3);
+    cr_expect_eq(send_msg(&s, 0, 0, 2, big, sizeof(big), FS_SEND_STANDARD), FS_INPROGRESS,
+                 "large send to self waits for its receive");
+    cr_expect_eq(recv_msg(&r, 0, 0, 2, rbig, sizeof(rbig)), FS_OK);
+    cr_expect(s.done, "the receive completed the sender");
+    cr_expect(check(rbig, sizeof(rbig), 3));
+
+    cr_expect_eq(send_msg(&s, 0, 0, 3, &small, 1, FS_SEND_SYNC), FS_INPROGRESS,
+                 "a synchronous send never completes before its match");
+    cr_expect_eq(recv_msg(&r, 0, 0, 3, &got, 1), FS_OK);
+    cr_expect(s.done);
+}
+
+Test(engine, steady_state_allocates_nothing)
+{
+    static uint8_t sb[6000], rb[6000];
+    size_t sizes[] = {8, 500, 2000, 6000};
+    treq_t s, r;
+    uint64_t grows;
+    int i, round;
+
+    for (round = 0; round < 2; ++round) {
+        if (round == 1) {
+            grows = fs_engine_stats(eng[0])->pool_grows;
+        }
+        for (i = 0; i < 4000; ++i) {
+            size_t n = sizes[i % 4];
+            if (i % 2) {            /* expected */
+                recv_msg(&r, 0, 1, 1, rb, n);
+                send_msg(&s, 1, 0, 1, sb, n, FS_SEND_STANDARD);
+            } else {                /* unexpected */
+                send_msg(&s, 1, 0, 1, sb, n, FS_SEND_STANDARD);
+                progress_all();
+                recv_msg(&r, 0, 1, 1, rb, n);
+            }
+            progress_all();
+            cr_assert(r.done && s.done);
+        }
+    }
+    cr_expect_eq(fs_engine_stats(eng[0])->pool_grows, grows,
+                 "message pools grew after warm-up");
+}
+
+Test(engine, cancel_only_unmatched_receives)
+{
+    uint8_t v = 1, x;
+    treq_t r1, r2, s;
+
+    recv_msg(&r1, 0, 1, 8, &x, 1);
+    cr_expect_eq(fs_recv_cancel(&r1.u.r), 1);
+    cr_expect(r1.done);
+    cr_expect_eq(r1.u.r.super.status, FS_ERR_CANCELED);
+    recv_msg(&r2, 0, 1, 8, &x, 1);
+    send_msg(&s, 1, 0, 8, &v, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect(r2.done);
+    cr_expect_eq(fs_recv_cancel(&r2.u.r), 0, "already matched");
+    cr_expect_eq(r2.u.r.super.status, FS_OK);
+}
+
+Test(engine, probe_then_matched_receive)
+{
+    uint8_t v = 42, got = 0;
+    fs_probe_info_t info;
+    fs_msg_t *msg = NULL;
+    treq_t s, r;
+    int found;
+
+    send_msg(&s, 2, 0, 12, &v, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_assert_eq(fs_probe(comm[0], FS_ANY_SOURCE, FS_ANY_TAG, 0, &found, &info, &msg), FS_OK);
+    cr_expect(found);
+    cr_expect_eq(info.src, 2);
+    cr_expect_eq(info.tag, 12);
+    cr_expect_eq(info.len, 1);
+    cr_assert_eq(fs_probe(comm[0], 2, 12, 1, &found, &info, &msg), FS_OK);
+    cr_assert(found && msg != NULL);
+    cr_expect_eq(fs_probe(comm[0], 2, 12, 0, &found, &info, &msg), FS_OK);
+    cr_expect(!found, "a matched probe takes the message");
+    memset(&r, 0, sizeof(r));
+    fs_recv_prepare(&r.u.r, comm[0], 2, FS_ANY_TAG);
+    fs_buf_set_contig(&r.u.r.buf, &got, 1);
+    cr_expect_eq(fs_mrecv_start(&r.u.r, msg), FS_OK);
+    cr_expect_eq(got, 42);
+}
