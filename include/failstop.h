@@ -33,8 +33,10 @@ int MPIX_Failstop_active(int *flag);
 /* Reads one of failstop's counters by name: "msgs_sent", "msgs_received",
  * "unexpected", "reordered", "early_cid", "discarded_after_failure",
  * "dropped_malformed", "pool_grows", "large_copies", "peers_failed",
- * "peers_left".  Unknown names give MPI_ERR_ARG.  pool_grows counts every
- * allocation failstop made for messages: it stays flat in steady state. */
+ * "peers_left", "requests_allocated".  Unknown names give MPI_ERR_ARG.
+ * pool_grows counts the allocations failstop made for messages and
+ * requests_allocated the MPI request objects it created: both stay flat once
+ * a communication pattern has warmed up. */
 int MPIX_Failstop_counter(const char *name, unsigned long long *value);
 
 #ifdef __cplusplus

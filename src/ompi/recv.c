@@ -1,15 +1,25 @@
 /* Receive, matched-receive and probe entry points. */
 #include "ompi/ompi_int.h"
 
+/* See fs_ompi_check_send: bad input without mpi_param_check. */
+static int fs_ompi_check_recv(ompi_communicator_t *comm, int src, size_t count)
+{
+    if ((src != MPI_ANY_SOURCE) &&
+        ((src < 0) || ((uint32_t)src >= fs_comm_size(fs_ompi_comm(comm))))) {
+        return MPI_ERR_RANK;
+    }
+    return ((ssize_t)count < 0) ? MPI_ERR_COUNT : MPI_SUCCESS;
+}
+
 static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
                               ompi_datatype_t *datatype, int src, int tag,
                               ompi_communicator_t *comm)
 {
     fs_comm_t *fcomm = fs_ompi_comm(comm);
+    int rc = fs_ompi_check_recv(comm, src, count);
 
-    if (OPAL_UNLIKELY((src != MPI_ANY_SOURCE) &&
-                      ((src < 0) || ((uint32_t)src >= fs_comm_size(fcomm))))) {
-        return MPI_ERR_RANK;
+    if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
+        return rc;
     }
     fs_recv_prepare(&req->core.recv, fcomm, src, tag);
     fs_ompi_buf_prepare_recv(req, buf, count, datatype, &req->core.recv.buf);
@@ -84,10 +94,10 @@ int mca_pml_failstop_irecv_init(void *buf, size_t count, ompi_datatype_t *dataty
                                 ompi_request_t **request)
 {
     fs_ompi_req_t *req;
+    int rc = fs_ompi_check_recv(comm, src, count);
 
-    if (OPAL_UNLIKELY((src != MPI_ANY_SOURCE) &&
-                      ((src < 0) || ((uint32_t)src >= fs_comm_size(fs_ompi_comm(comm)))))) {
-        return MPI_ERR_RANK;
+    if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
+        return rc;
     }
     req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 1);
     if (OPAL_UNLIKELY(req == NULL)) {

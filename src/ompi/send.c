@@ -13,9 +13,15 @@ static fs_send_mode_t fs_ompi_send_mode(mca_pml_base_send_mode_t mode)
             (mode == MCA_PML_BASE_SEND_COMPLETE)) ? FS_SEND_SYNC : FS_SEND_STANDARD;
 }
 
-static int fs_ompi_bad_rank(ompi_communicator_t *comm, int dst)
+/* The MPI layer validates arguments unless mpi_param_check is off; without
+ * it a bad rank or a negative count (huge once widened to size_t) must still
+ * give the right error class rather than a crash. */
+static int fs_ompi_check_send(ompi_communicator_t *comm, int dst, size_t count)
 {
-    return (dst < 0) || ((uint32_t)dst >= fs_comm_size(fs_ompi_comm(comm)));
+    if ((dst < 0) || ((uint32_t)dst >= fs_comm_size(fs_ompi_comm(comm)))) {
+        return MPI_ERR_RANK;
+    }
+    return ((ssize_t)count < 0) ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
 /* Starts the core send of a prepared request; the request is complete (MPI
@@ -85,9 +91,10 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
                            ompi_communicator_t *comm, ompi_request_t **request)
 {
     fs_ompi_req_t *req;
+    int rc = fs_ompi_check_send(comm, dst, count);
 
-    if (OPAL_UNLIKELY(fs_ompi_bad_rank(comm, dst))) {
-        return MPI_ERR_RANK;
+    if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
+        return rc;
     }
     req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 0);
     if (OPAL_UNLIKELY(req == NULL)) {
@@ -111,9 +118,10 @@ int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *dataty
 {
     fs_ompi_req_t *req;
     fs_status_t st;
+    int rc = fs_ompi_check_send(comm, dst, count);
 
-    if (OPAL_UNLIKELY(fs_ompi_bad_rank(comm, dst))) {
-        return MPI_ERR_RANK;
+    if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
+        return rc;
     }
     if (OPAL_UNLIKELY(mode == MCA_PML_BASE_SEND_BUFFERED)) {
         return fs_ompi_bsend(buf, count, datatype, dst, tag, comm);
@@ -134,9 +142,10 @@ int mca_pml_failstop_isend_init(const void *buf, size_t count, ompi_datatype_t *
                                 ompi_communicator_t *comm, ompi_request_t **request)
 {
     fs_ompi_req_t *req;
+    int rc = fs_ompi_check_send(comm, dst, count);
 
-    if (OPAL_UNLIKELY(fs_ompi_bad_rank(comm, dst))) {
-        return MPI_ERR_RANK;
+    if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
+        return rc;
     }
     req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 1);
     if (OPAL_UNLIKELY(req == NULL)) {
