@@ -113,7 +113,7 @@ $(BUILD)/tests/%: tests/%.c $(CORE_LIB)
 
 $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) -Itests/mpi -o $@ $< -L$(BUILD)/lib \
+	$(MPICC) $(BASE_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \
 	    -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
 
 $(BUILD)/bench/%: bench/%.c

@@ -10,7 +10,14 @@
 enum { WINDOW = 64 };
 
 /* Every heap allocation in the process (failstop, Open MPI, UCX) goes
- * through these: exported from the executable, they interpose on libc's. */
+ * through these: exported from the executable, they interpose on libc's.
+ * AddressSanitizer owns malloc itself, so under `make asan` only the
+ * counters are checked (the normal build, which CI runs, checks both). */
+#if defined(__SANITIZE_ADDRESS__)
+#define FS_COUNT_HEAP 0
+static volatile unsigned long long heap_allocs;
+#else
+#define FS_COUNT_HEAP 1
 #define INTERPOSE __attribute__((visibility("default")))
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);
@@ -34,6 +41,7 @@ INTERPOSE void *realloc(void *ptr, size_t size)
     ++heap_allocs;
     return __libc_realloc(ptr, size);
 }
+#endif
 
 static const size_t sizes[] = {8, 1024, 8192, 65536, 1 << 20};
 enum { NSIZES = sizeof sizes / sizeof sizes[0] };
@@ -153,8 +161,8 @@ static void expect_interposer_works(void)
 
     MT_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     MT_CHECK(MPI_Comm_free(&dup));
-    mt_expect(MT_HERE, heap_allocs > before, "malloc interposition is not in "
-              "effect for libraries");
+    mt_expect(MT_HERE, !FS_COUNT_HEAP || (heap_allocs > before),
+              "malloc interposition is not in effect for libraries");
 }
 
 static void counters(unsigned long long *pools, unsigned long long *reqs)

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# tests/mpi/run.sh BUILD_DIR: runs every MPI integration test program
+# (tests/mpi/t_*.c, and tf_*.c under failstop; binaries in
+# BUILD_DIR/tests/mpi/) at several rank counts and over two transport
+# configurations; one line per run, then a summary.
+# Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
+#
+# Environment:
+#   FS_TEST_LAUNCHER  launcher command line, split on whitespace
+#                     (default: "BUILD_DIR/bin/failstop-run --strict"; it adds
+#                     --mca pml failstop itself). "--oversubscribe" is always
+#                     added. To validate against stock Open MPI, e.g.:
+#                       "mpirun --allow-run-as-root --mca pml ob1"
+#                       "mpirun --allow-run-as-root --mca pml ucx
+#                        --mca pml_ucx_tls any --mca pml_ucx_devices any"
+#   FS_TEST_SHM_OPTS  launcher options of the "shm" config
+#                     (default: none; with pml ob1: --mca btl self,vader)
+#   FS_TEST_TCP_OPTS  launcher options of the "tcp" config
+#                     (default: -x UCX_TLS=tcp; with pml ob1:
+#                     --mca btl tcp,self)
+#   FS_TEST_EXTRA_OPTS  more launcher options for every run
+#                     (default: --bind-to none)
+#   FS_TEST_CONFIGS   configs to run (default: "shm tcp")
+#   FS_TEST_FILTER    extended regex; only matching test names run
+#   FS_TEST_FAILSTOP_TESTS  1 to also run the failstop-specific tf_*.c
+#                     programs (default: 1 with the failstop launcher, 0 when
+#                     FS_TEST_LAUNCHER is set)
+#   FS_TEST_NPS       rank counts (default: "2 3 4")
+#   FS_TEST_TIMEOUT   hard limit per run in seconds (default: 60)
+#   FS_ASAN=1         export ASAN_OPTIONS=detect_leaks=0 to the ranks
+set -u -o pipefail
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+
+[ $# -eq 1 ] || die "usage: $0 BUILD_DIR"
+BUILD=$1
+[ -d "$BUILD" ] || die "no such build directory: $BUILD"
+SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TMO=${FS_TEST_TIMEOUT:-60}
+NPS=${FS_TEST_NPS:-2 3 4}
+CONFIGS=${FS_TEST_CONFIGS:-shm tcp}
+FILTER=${FS_TEST_FILTER:-}
+
+if [ -n "${FS_TEST_LAUNCHER:-}" ]; then
+    read -r -a LAUNCHER <<< "$FS_TEST_LAUNCHER"
+else
+    # --strict: fail unless every rank exited 0 (the default would report
+    # only rank 0's status)
+    LAUNCHER=("$BUILD/bin/failstop-run" --strict)
+    [ -x "${LAUNCHER[0]}" ] || die "launcher ${LAUNCHER[0]} not found" \
+        "(build first, or set FS_TEST_LAUNCHER)"
+fi
+command -v timeout >/dev/null || die "timeout(1) is required"
+command -v setsid >/dev/null || die "setsid(1) is required"
+
+# Transport defaults depend on the PML the launcher selects.
+if [[ " ${LAUNCHER[*]} " =~ [[:space:]]pml[[:space:]]+ob1[[:space:]] ]] ||
+   [ "${OMPI_MCA_pml:-}" = ob1 ]; then
+    DEF_SHM="--mca btl self,vader"
+    DEF_TCP="--mca btl tcp,self"
+else
+    DEF_SHM=""
+    DEF_TCP="-x UCX_TLS=tcp"
+fi
+read -r -a SHM_OPTS <<< "${FS_TEST_SHM_OPTS-$DEF_SHM}"
+read -r -a TCP_OPTS <<< "${FS_TEST_TCP_OPTS-$DEF_TCP}"
+
+# Ranks are oversubscribed on a shared machine: binding a 2-rank job to one
+# core per rank starves multithreaded ranks, so do not bind by default.
+read -r -a EXTRA <<< "--oversubscribe ${FS_TEST_EXTRA_OPTS---bind-to none}"
+if [ "${FS_ASAN:-0}" = 1 ]; then
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    EXTRA+=(-x ASAN_OPTIONS)
+fi
+
+# t_*.c test standard MPI behaviour and run under any launcher; tf_*.c test
+# failstop-specific features and by default only run under failstop.
+if [ -n "${FS_TEST_LAUNCHER:-}" ]; then DEF_TF=0; else DEF_TF=1; fi
+PATTERNS=("$SRCDIR"/t_*.c)
+if [ "${FS_TEST_FAILSTOP_TESTS:-$DEF_TF}" = 1 ]; then
+    PATTERNS+=("$SRCDIR"/tf_*.c)
+fi
+TESTS=()
+for src in "${PATTERNS[@]}"; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src" .c)
+    if [ -z "$FILTER" ] || [[ $name =~ $FILTER ]]; then
+        TESTS+=("$name")
+    fi
+done
+[ ${#TESTS[@]} -gt 0 ] || die "no test matches FS_TEST_FILTER='$FILTER'"
+
+# Kills whatever is left in the session of one run (ranks run in their own
+# process groups, so a killed launcher can orphan them; the session id
+# still identifies exactly this run's processes).
+reap_session() {
+    local pid
+    [ -n "$1" ] || return 0
+    for pid in $(ps -o pid= -s "$1" 2>/dev/null); do
+        kill -KILL "$pid" 2>/dev/null
+    done
+}
+
+# Each run has its own session, so a ^C does not reach it: clean up here.
+sid=""
+LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/fs-mpitest.XXXXXX") || die "mktemp"
+trap 'reap_session "$sid"; rm -rf "$LOGDIR"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Checks exit status and that each rank printed its one OK line; prints
+# the reason for a failure (empty when the run passed).
+verdict() {
+    local name=$1 np=$2 rc=$3 out=$4 r n
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "timeout after ${TMO}s"; return
+    fi
+    [ "$rc" -eq 0 ] || { echo "exit status $rc"; return; }
+    n=$(grep -c '^MPITEST OK ' "$out")
+    [ "$n" -eq "$np" ] || { echo "$n OK lines, want $np"; return; }
+    for ((r = 0; r < np; r++)); do
+        n=$(grep -cx "MPITEST OK $name rank $r/$np" "$out")
+        [ "$n" -eq 1 ] || { echo "rank $r printed $n OK lines"; return; }
+    done
+}
+
+now_us() { echo "${EPOCHREALTIME//[!0-9]/}"; }   # bash >= 5
+fmt_secs() { printf '%d.%d' $(($1 / 1000000)) $(($1 % 1000000 / 100000)); }
+
+show_output() {
+    local f
+    for f in "$@"; do
+        [ -s "$f" ] || continue
+        echo "    --- ${f##*.} (last 80 lines) ---"
+        tail -n 80 "$f" | sed 's/^/    /'
+    done
+}
+
+PASSED=0
+FAILED=()
+T0=$(now_us)
+for name in "${TESTS[@]}"; do
+    bin="$BUILD/tests/mpi/$name"
+    for np in $NPS; do
+        for cfg in $CONFIGS; do
+            case $cfg in
+            shm) opts=("${SHM_OPTS[@]}") ;;
+            tcp) opts=("${TCP_OPTS[@]}") ;;
+            *) die "unknown config '$cfg' (shm or tcp)" ;;
+            esac
+            tag="$name np=$np $cfg"
+            out="$LOGDIR/run.stdout"
+            err="$LOGDIR/run.stderr"
+            t1=$(now_us)
+            if [ -x "$bin" ]; then
+                setsid -w timeout -k 5 "$TMO" "${LAUNCHER[@]}" "${EXTRA[@]}" \
+                    "${opts[@]}" -np "$np" "$bin" >"$out" 2>"$err" &
+                sid=$!
+                wait "$sid"
+                rc=$?
+                reap_session "$sid"
+                sid=""
+                why=$(verdict "$name" "$np" "$rc" "$out")
+            else
+                : >"$out"; : >"$err"
+                why="binary $bin missing"
+            fi
+            secs=$(fmt_secs $(($(now_us) - t1)))
+            if [ -z "$why" ]; then
+                printf 'PASS %s %ss\n' "$tag" "$secs"
+                PASSED=$((PASSED + 1))
+            else
+                printf 'FAIL %s %ss (%s)\n' "$tag" "$secs" "$why"
+                show_output "$out" "$err"
+                FAILED+=("$tag")
+            fi
+        done
+    done
+done
+printf 'SUMMARY: %d passed, %d failed, %ss (launcher: %s)\n' \
+    "$PASSED" "${#FAILED[@]}" "$(fmt_secs $(($(now_us) - T0)))" \
+    "${LAUNCHER[*]}"
+for f in "${FAILED[@]}"; do
+    echo "  failed: $f"
+done
+[ ${#FAILED[@]} -eq 0 ]
