@@ -58,7 +58,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: all deps test unit-test mpi-test demo install asan bench clean
+.PHONY: all deps test unit-test mpi-test external-test demo install asan bench clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -130,10 +130,14 @@ unit-test: $(UNIT_BIN)
 mpi-test: all
 	@bash tests/mpi/run.sh $(BUILD)
 
+external-test: all
+	@bash tests/external/run.sh $(BUILD)
+
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory mpi-test
+	@$(MAKE) --no-print-directory external-test
 
 demo: deps
 	@$(MAKE) --no-print-directory all

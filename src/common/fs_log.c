@@ -53,6 +53,7 @@ const char *fs_status_string(fs_status_t status)
     case FS_ERR_PEER_LEFT:   return "peer has finalized";
     case FS_ERR_PROTO:       return "protocol error";
     case FS_ERR_UNSUPPORTED: return "unsupported";
+    case FS_ERR_AGAIN:       return "try again";
     default:                 return "unknown status";
     }
 }

@@ -15,7 +15,8 @@ typedef enum fs_status {
     FS_ERR_PEER_LEFT      = -7,  /* the peer finalized normally; not a failure */
     FS_ERR_PROTO          = -8,  /* malformed or unexpected wire data */
     FS_ERR_UNSUPPORTED    = -9,
-    FS_ERR_LAST           = -10
+    FS_ERR_AGAIN          = -10, /* not done now, nothing happened: retry the slow way */
+    FS_ERR_LAST           = -11
 } fs_status_t;
 
 const char *fs_status_string(fs_status_t status);

@@ -39,7 +39,7 @@ int fs_ompi_errors_register(void)
     return OMPI_SUCCESS;
 }
 
-int fs_ompi_error(fs_status_t status)
+int fs_ompi_error_slow(fs_status_t status)
 {
     switch (status) {
     case FS_OK:

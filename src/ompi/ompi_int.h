@@ -69,6 +69,8 @@ typedef struct fs_ompi {
     fs_params_t                    params;
     fs_engine_t                   *engine;
     opal_free_list_t               requests;
+    ompi_request_t                 completed_req;   /* returned by sends that
+                                                       finished at once */
     fs_ompi_errors_t               errors;
     int                            multi_thread;
     int                            enabled;
@@ -92,7 +94,12 @@ int  fs_ompi_params_read(void);
 
 /* errors.c */
 int  fs_ompi_errors_register(void);
-int  fs_ompi_error(fs_status_t status);
+int  fs_ompi_error_slow(fs_status_t status);
+
+static inline int fs_ompi_error(fs_status_t status)
+{
+    return (status == FS_OK) ? MPI_SUCCESS : fs_ompi_error_slow(status);
+}
 
 /* datatype.c */
 size_t fs_ompi_dt_pack(void *dt, size_t offset, void *dst, size_t max);
@@ -111,6 +118,8 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
 void fs_ompi_req_put(fs_ompi_req_t *req);
 void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq);
 void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status);
+void fs_ompi_completed_req_init(void);
+void fs_ompi_completed_req_fini(void);
 extern const fs_host_ops_t fs_ompi_host_ops;
 
 /* send.c / recv.c helpers */

@@ -121,6 +121,7 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
     opal_free_list_init(&fs_ompi.requests, sizeof(fs_ompi_req_t), opal_cache_line_size,
                         OBJ_CLASS(fs_ompi_req_t), 0, opal_cache_line_size,
                         128, -1, 128, NULL, 0, NULL, NULL, NULL);
+    fs_ompi_completed_req_init();
     opal_progress_register(fs_ompi_progress);
     *priority = 5;   /* irrelevant: Open MPI only considers the named PML */
     return &fs_ompi.super;
@@ -153,6 +154,7 @@ int mca_pml_failstop_finalize(void)
     opal_progress_unregister(fs_ompi_progress);
     fs_engine_destroy(fs_ompi.engine);
     fs_ompi.engine = NULL;
+    fs_ompi_completed_req_fini();
     OBJ_DESTRUCT(&fs_ompi.requests);
     return OMPI_SUCCESS;
 }

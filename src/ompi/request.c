@@ -232,6 +232,44 @@ int fs_ompi_blocking_finish(fs_ompi_req_t *req, fs_status_t st,
     return rc;
 }
 
+/* The shared request of sends that completed inside MPI_Isend, as in pml
+ * ucx: always complete, and freeing it only clears the handle. */
+static int fs_ompi_completed_free(ompi_request_t **rptr)
+{
+    *rptr = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int fs_ompi_completed_cancel(ompi_request_t *request, int complete)
+{
+    (void)request;
+    (void)complete;
+    return OMPI_SUCCESS;
+}
+
+void fs_ompi_completed_req_init(void)
+{
+    ompi_request_t *req = &fs_ompi.completed_req;
+
+    OBJ_CONSTRUCT(req, ompi_request_t);
+    OMPI_REQUEST_INIT(req, false);
+    req->req_type                = OMPI_REQUEST_PML;
+    req->req_state               = OMPI_REQUEST_ACTIVE;
+    req->req_free                = fs_ompi_completed_free;
+    req->req_cancel              = fs_ompi_completed_cancel;
+    req->req_mpi_object.comm     = &ompi_mpi_comm_world.comm;
+    req->req_status.MPI_ERROR    = MPI_SUCCESS;
+    req->req_status._cancelled   = 0;
+    ompi_request_complete(req, false);
+}
+
+void fs_ompi_completed_req_fini(void)
+{
+    fs_ompi.completed_req.req_state = OMPI_REQUEST_INVALID;
+    OMPI_REQUEST_FINI(&fs_ompi.completed_req);
+    OBJ_DESTRUCT(&fs_ompi.completed_req);
+}
+
 extern void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep);
 
 const fs_host_ops_t fs_ompi_host_ops = {

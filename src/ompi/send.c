@@ -78,6 +78,30 @@ static void fs_ompi_send_setup(fs_ompi_req_t *req, const void *buf, size_t count
     fs_ompi_buf_prepare_send(req, buf, count, datatype, &req->core.send.buf);
 }
 
+/* Small standard sends usually finish inside the call: try that with the
+ * core request on the stack, and only take a pooled request if it did not
+ * (as pml ucx does).  Returns 1 if the message went out. */
+static int fs_ompi_send_now(const void *buf, size_t count, ompi_datatype_t *datatype,
+                            int dst, int tag, mca_pml_base_send_mode_t mode,
+                            ompi_communicator_t *comm)
+{
+    fs_send_t sreq;
+    fs_status_t st;
+
+    if ((mode == MCA_PML_BASE_SEND_SYNCHRONOUS) || (mode == MCA_PML_BASE_SEND_BUFFERED) ||
+        (mode == MCA_PML_BASE_SEND_COMPLETE) ||
+        !opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count)) {
+        return 0;
+    }
+    fs_send_prepare(&sreq, fs_ompi_comm(comm), dst, tag, FS_SEND_STANDARD);
+    fs_buf_set_contig(&sreq.buf, (char *)buf + datatype->super.true_lb,
+                      datatype->super.size * count);
+    fs_ompi_lock();
+    st = fs_send_try(&sreq);
+    fs_ompi_unlock();
+    return st == FS_OK;
+}
+
 /* Marks a user request complete with rc (buffered sends). */
 static void fs_ompi_req_done(fs_ompi_req_t *req, int rc)
 {
@@ -95,6 +119,10 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
 
     if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
         return rc;
+    }
+    if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
+        *request = &fs_ompi.completed_req;
+        return OMPI_SUCCESS;
     }
     req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 0);
     if (OPAL_UNLIKELY(req == NULL)) {
@@ -125,6 +153,9 @@ int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *dataty
     }
     if (OPAL_UNLIKELY(mode == MCA_PML_BASE_SEND_BUFFERED)) {
         return fs_ompi_bsend(buf, count, datatype, dst, tag, comm);
+    }
+    if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
+        return MPI_SUCCESS;
     }
     req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 0);
     if (OPAL_UNLIKELY(req == NULL)) {

@@ -135,6 +135,10 @@ uint32_t    fs_comm_size(const fs_comm_t *comm);
 void        fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,
                             int32_t tag, fs_send_mode_t mode);
 fs_status_t fs_send_start(fs_send_t *sreq);
+/* Sends only if it completes at once, with nothing left in flight (the
+ * request may live on the stack): FS_OK, or FS_ERR_AGAIN and nothing was
+ * sent, in which case the caller uses fs_send_start. */
+fs_status_t fs_send_try(fs_send_t *sreq);
 
 void        fs_recv_prepare(fs_recv_t *rreq, fs_comm_t *comm, int32_t src,
                             int32_t tag);

@@ -22,10 +22,9 @@ static fs_ep_t *fs_engine_find_ep(fs_engine_t *engine, uint64_t id)
     return NULL;
 }
 
-void fs_ep_count_rx(fs_engine_t *engine, fs_ep_t *ep)
+void fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep)
 {
-    ++ep->rx_msgs;
-    if (fs_unlikely(ep->state == FS_EP_LEAVING) && (ep->rx_msgs >= ep->bye_expect)) {
+    if (ep->rx_msgs >= ep->bye_expect) {
         fs_peer_left(engine, ep);
     }
 }

@@ -137,7 +137,16 @@ void        fs_comm_discard_parked(fs_comm_t *comm, fs_ep_t *ep);
 
 /* ctrl.c */
 fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr);
-void        fs_ep_count_rx(fs_engine_t *engine, fs_ep_t *ep);
+void        fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep);
+
+/* Counts a matching message taken from ep (its BYE announces how many). */
+static inline void fs_ep_count_rx(fs_engine_t *engine, fs_ep_t *ep)
+{
+    ++ep->rx_msgs;
+    if (fs_unlikely(ep->state == FS_EP_LEAVING)) {
+        fs_ep_leaving_check(engine, ep);
+    }
+}
 
 /* peer.c */
 fs_status_t fs_peer_status(const fs_ep_t *ep);

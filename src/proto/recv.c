@@ -157,7 +157,8 @@ fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
     case FS_SEQ_IN_ORDER:
         fs_seq_advance(&peer->rx);
         status = fs_rx_in_order(comm, rank, msg, rx);
-        while ((item = fs_seq_next_ready(&peer->rx)) != NULL) {
+        while (fs_unlikely(peer->rx.num_parked != 0) &&
+               ((item = fs_seq_next_ready(&peer->rx)) != NULL)) {
             fs_seq_advance(&peer->rx);
             fs_rx_in_order(comm, rank, fs_container_of(item, fs_msg_t, seq), NULL);
         }

@@ -113,6 +113,41 @@ static fs_status_t fs_send_self(fs_engine_t *engine, fs_send_t *sreq)
     return rndv ? FS_INPROGRESS : FS_OK;
 }
 
+/* Hands a message to the transport; the sequence number and counters are
+ * only committed if it was sent (FS_ERR_AGAIN leaves no trace). */
+static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
+                                  fs_comm_peer_t *peer, unsigned flags)
+{
+    fs_ep_t *ep = peer->ep;
+    fs_status_t status;
+
+    sreq->hdr.seq = peer->tx_seq;
+    status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH,
+                                     &sreq->hdr, sizeof(sreq->hdr), &sreq->buf,
+                                     flags, &sreq->super.op);
+    if (fs_likely(status != FS_ERR_AGAIN)) {
+        ++peer->tx_seq;
+        ++ep->tx_msgs;
+        ++engine->stats.msgs_sent;
+    }
+    return status;
+}
+
+fs_status_t fs_send_try(fs_send_t *sreq)
+{
+    fs_comm_t *comm      = sreq->comm;
+    fs_comm_peer_t *peer = &comm->peers[sreq->dst];
+    fs_status_t status;
+
+    if (fs_unlikely(!fs_ep_is_usable(peer->ep) || peer->ep->is_self ||
+                    (sreq->mode == FS_SEND_SYNC))) {
+        return FS_ERR_AGAIN;
+    }
+    sreq->super.ep = peer->ep;
+    status = fs_send_remote(comm->engine, sreq, peer, FS_TL_SEND_IMM);
+    return (status == FS_OK) ? FS_OK : FS_ERR_AGAIN;
+}
+
 fs_status_t fs_send_start(fs_send_t *sreq)
 {
     fs_comm_t *comm      = sreq->comm;
@@ -128,13 +163,8 @@ fs_status_t fs_send_start(fs_send_t *sreq)
     } else if (fs_unlikely(ep->is_self)) {
         status = fs_send_self(engine, sreq);
     } else {
-        sreq->hdr.seq = peer->tx_seq++;
-        ++ep->tx_msgs;
-        ++engine->stats.msgs_sent;
-        status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH,
-                                         &sreq->hdr, sizeof(sreq->hdr), &sreq->buf,
-                                         (sreq->mode == FS_SEND_SYNC) ?
-                                         FS_TL_SEND_RNDV : 0, &sreq->super.op);
+        status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?
+                                                    FS_TL_SEND_RNDV : 0);
         if (fs_likely(status == FS_OK)) {
             sreq->super.flags = FS_REQ_F_DONE;
             return FS_OK;

@@ -38,6 +38,9 @@ enum {
 /* Send flags. */
 #define FS_TL_SEND_RNDV  0x1u   /* force rendezvous: completion means the
                                    receiver has fetched the data */
+#define FS_TL_SEND_IMM   0x2u   /* complete now, or return FS_ERR_AGAIN having
+                                   sent nothing; hdr and op need not outlive
+                                   the call */
 
 /* Describes an incoming message's payload. */
 #define FS_TL_RX_RNDV        0x1u  /* data is a descriptor: fetch with recv_data */

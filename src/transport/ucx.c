@@ -185,10 +185,13 @@ static void fs_ucx_recv_data_cb(void *request, ucs_status_t status,
 static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
                                    ucs_status_ptr_t request)
 {
-    if (request == NULL) {
+    if (fs_likely(request == NULL)) {
         return FS_OK;
     }
     if (UCS_PTR_IS_ERR(request)) {
+        if (UCS_PTR_STATUS(request) == UCS_ERR_NO_RESOURCE) {
+            return FS_ERR_AGAIN;    /* only with FORCE_IMM_CMPL */
+        }
         return fs_ucx_status(tl, UCS_PTR_STATUS(request));
     }
     ((fs_ucx_req_t *)request)->tl      = tl;
@@ -215,6 +218,9 @@ static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
     if (fs_unlikely(flags & FS_TL_SEND_RNDV)) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
         param.flags         = UCP_AM_SEND_FLAG_RNDV;
+    } else if (flags & FS_TL_SEND_IMM) {
+        /* UCX gives NO_RESOURCE without side effects if it cannot finish */
+        param.op_attr_mask |= UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     }
     if (fs_likely(buf->dt == NULL)) {
         buffer = buf->ptr;
@@ -383,8 +389,37 @@ static void fs_ucx_config_default(ucp_config_t *config, const char *key,
     }
 }
 
+/* Whether UCX_TLS lets UCX use any of these transport names ("all" and the
+ * "^a,b" exclusion syntax included).  Settings for transports that will not
+ * be loaded are skipped: UCX would warn that they are unused. */
+static int fs_ucx_tls_allows(const char *const *names)
+{
+    const char *tls = getenv("UCX_TLS");
+    int exclude, match = 0;
+    char *copy, *tok, *save = NULL;
+
+    if ((tls == NULL) || (*tls == '\0')) {
+        return 1;
+    }
+    exclude = (*tls == '^');
+    copy    = strdup(tls + exclude);
+    if (copy == NULL) {
+        return 1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        const char *const *n;
+        for (n = names; *n != NULL; ++n) {
+            match |= !strcmp(tok, *n) || (!exclude && !strcmp(tok, "all"));
+        }
+    }
+    free(copy);
+    return exclude ? !match : match;
+}
+
 static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **config_p)
 {
+    static const char *const mm_tls[]  = {"sm", "shm", "mm", "sysv", "posix", NULL};
+    static const char *const cma_tls[] = {"sm", "shm", "cma", NULL};
     static const char *const mm_eh[]  = {"UCX_MM_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING",
                                          "UCX_POSIX_ERROR_HANDLING", NULL};
     static const char *const cma[]    = {"UCX_CMA_MEMORY_INVALIDATE", NULL};
@@ -398,13 +433,17 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     if (ucp_config_read(NULL, NULL, &config) != UCS_OK) {
         return FS_ERR_LOCAL;
     }
-    fs_ucx_config_default(config, "MM_ERROR_HANDLING", "y", mm_eh);
-    fs_ucx_config_default(config, "MEMORY_INVALIDATE", "y", cma);
+    if (fs_ucx_tls_allows(mm_tls)) {
+        fs_ucx_config_default(config, "MM_ERROR_HANDLING", "y", mm_eh);
+        snprintf(value, sizeof(value), "%d", cfg->fifo_size);
+        fs_ucx_config_default(config, "MM_FIFO_SIZE", value, fifo);
+    }
+    if (fs_ucx_tls_allows(cma_tls)) {
+        fs_ucx_config_default(config, "MEMORY_INVALIDATE", "y", cma);
+    }
     fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
     snprintf(value, sizeof(value), "%dms", cfg->keepalive_ms);
     fs_ucx_config_default(config, "KEEPALIVE_INTERVAL", value, ka);
-    snprintf(value, sizeof(value), "%d", cfg->fifo_size);
-    fs_ucx_config_default(config, "MM_FIFO_SIZE", value, fifo);
     *config_p = config;
     return FS_OK;
 }

@@ -115,8 +115,12 @@ static fs_status_t fake_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
                                 const void *hdr, size_t hdr_len, const fs_buf_t *buf,
                                 unsigned flags, fs_tl_op_t *op)
 {
-    fake_msg_t *m = fake_msg_new(hdr, hdr_len, buf->len);
+    fake_msg_t *m;
 
+    if ((flags & FS_TL_SEND_IMM) && (buf->len > FAKE_RNDV_THRESH)) {
+        return FS_ERR_AGAIN;   /* a rendezvous cannot complete at once */
+    }
+    m = fake_msg_new(hdr, hdr_len, buf->len);
     m->am_id     = am_id;
     m->sender_tl = tl;
     m->rndv      = (flags & FS_TL_SEND_RNDV) || (buf->len > FAKE_RNDV_THRESH);

@@ -434,3 +434,34 @@ Test(engine, probe_then_matched_receive)
     cr_expect_eq(fs_mrecv_start(&r.u.r, msg), FS_OK);
     cr_expect_eq(got, 42);
 }
+
+Test(engine, immediate_send_that_cannot_finish_leaves_no_trace)
+{
+    static uint8_t big[8000], rbig[8000];
+    uint8_t a = 1, b = 2, x = 0, y = 0;
+    treq_t s, r;
+    fs_send_t tryreq;
+
+    fill(big, sizeof(big), 9);
+    fs_send_prepare(&tryreq, comm[1], 0, 3, FS_SEND_STANDARD);
+    fs_buf_set_contig(&tryreq.buf, big, sizeof(big));
+    cr_expect_eq(fs_send_try(&tryreq), FS_ERR_AGAIN, "a rendezvous is not immediate");
+    fs_send_prepare(&tryreq, comm[1], 0, 3, FS_SEND_STANDARD);
+    fs_buf_set_contig(&tryreq.buf, &a, 1);
+    cr_expect_eq(fs_send_try(&tryreq), FS_OK);
+    send_msg(&s, 1, 0, 3, big, sizeof(big), FS_SEND_STANDARD);
+    fs_send_prepare(&tryreq, comm[1], 0, 3, FS_SEND_STANDARD);
+    fs_buf_set_contig(&tryreq.buf, &b, 1);
+    cr_expect_eq(fs_send_try(&tryreq), FS_OK);
+    progress_all();
+    /* in send order, nothing lost or taken as a duplicate */
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &x, 1), FS_OK);
+    cr_expect_eq(x, 1);
+    recv_msg(&r, 0, 1, 3, rbig, sizeof(rbig));
+    progress_all();
+    cr_expect(r.done && s.done);
+    cr_expect(check(rbig, sizeof(rbig), 9));
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &y, 1), FS_OK);
+    cr_expect_eq(y, 2);
+    cr_expect_eq(fs_engine_stats(eng[0])->dropped_malformed, 0);
+}
