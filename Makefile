@@ -14,7 +14,7 @@ BUILD       ?= build
 PREFIX      ?= /usr/local
 CC          ?= gcc
 MPICC       ?= mpicc
-OPT         ?= -O2
+OPT         ?= -O2 -flto=auto -ffat-lto-objects
 SANITIZE    ?=
 
 ifdef OMPI_PREFIX
@@ -32,6 +32,9 @@ WARN        := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 BASE_CFLAGS := $(OPT) -g -std=gnu11 -fPIC -fvisibility=hidden -mcx16 \
                -fno-strict-aliasing $(WARN) $(SANITIZE) -Iinclude -Isrc
 CORE_LIBS   := -lucp -lucs -lpthread
+# LTO is for the library only: Criterion's test registration does not
+# survive it, and test programs gain nothing from it.
+PROG_CFLAGS := $(filter-out -flto=auto -ffat-lto-objects,$(BASE_CFLAGS))
 OMPI_LIBS   := -L$(OMPI_LIBDIR) -Wl,-rpath,$(OMPI_LIBDIR) -lmpi -lopen-rte -lopen-pal
 
 # ---- sources: the core never sees Open MPI headers -------------------------
@@ -79,11 +82,11 @@ $(BUILD)/obj/%.o: %.c
 
 $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && gcc-ar rcs $@ $^
 
 $(SO_LIB): $(CORE_OBJ) $(OMPI_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -shared $(SANITIZE) -Wl,--no-undefined -Wl,-soname,libfailstop.so \
+	$(CC) -shared $(OPT) $(SANITIZE) -Wl,--no-undefined -Wl,-soname,libfailstop.so \
 	    -o $@ $^ $(OMPI_LIBS) $(CORE_LIBS)
 
 # The component Open MPI dlopens: only the component struct, bound to
@@ -99,7 +102,7 @@ $(RUNNER): src/tools/failstop-run
 
 $(RANKWRAP): src/tools/failstop-rank.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -o $@ $<
+	$(CC) $(PROG_CFLAGS) -o $@ $<
 
 $(PC_FILE): src/tools/failstop.pc.in
 	@mkdir -p $(@D)
@@ -108,21 +111,21 @@ $(PC_FILE): src/tools/failstop.pc.in
 # ---- tests -----------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Itests -MMD -MP -MF $@.d -o $@ $< $(CORE_LIB) \
+	$(CC) $(PROG_CFLAGS) -Itests -MMD -MP -MF $@.d -o $@ $< $(CORE_LIB) \
 	    -lcriterion $(CORE_LIBS)
 
 $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \
+	$(MPICC) $(PROG_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \
 	    -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) -o $@ $<
+	$(MPICC) $(PROG_CFLAGS) -o $@ $<
 
 $(DEMO_BIN): src/tools/failstop-demo.c include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) -o $@ $< -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -lfailstop
+	$(MPICC) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -lfailstop
 
 unit-test: $(UNIT_BIN)
 	@bash tests/run-unit.sh $(BUILD)

@@ -116,6 +116,13 @@ void fs_ompi_buf_release(fs_ompi_req_t *req);
 fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *comm,
                                int persistent);
 void fs_ompi_req_put(fs_ompi_req_t *req);
+int  fs_ompi_restart_blocked(fs_ompi_req_t *req);
+
+static inline fs_req_t *fs_ompi_core(fs_ompi_req_t *req)
+{
+    return (req->kind == FS_OMPI_REQ_SEND) ? &req->core.send.super :
+                                             &req->core.recv.super;
+}
 void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq);
 void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status);
 void fs_ompi_completed_req_init(void);
@@ -128,7 +135,10 @@ int  fs_ompi_send_restart(fs_ompi_req_t *req);
 int  fs_ompi_recv_restart(fs_ompi_req_t *req);
 
 /* pml.c */
-fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm);
+static inline fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm)
+{
+    return (fs_comm_t *)comm->c_pml_comm;
+}
 int  fs_ompi_progress(void);
 
 /* send.c / recv.c / probe.c */
@@ -185,5 +195,12 @@ static inline void fs_ompi_unlock(void)
  * the MPI error code. */
 int fs_ompi_blocking_finish(fs_ompi_req_t *req, fs_status_t st,
                             ompi_status_public_t *status);
+
+/* Core requests of blocking calls live on the caller's stack: completion
+ * callbacks leave them alone and the caller polls fs_req_idle. */
+#define FS_OMPI_HOST_STACK 0x1u
+
+/* Progresses until a stack request is finished and released. */
+void fs_ompi_wait_core(fs_req_t *req);
 
 #endif

@@ -242,11 +242,6 @@ static int fs_ompi_enable(bool enable)
 
 /* ---- communicators ------------------------------------------------------- */
 
-fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm)
-{
-    return (fs_comm_t *)comm->c_pml_comm;
-}
-
 static int fs_ompi_add_comm(ompi_communicator_t *comm)
 {
     uint32_t size = OMPI_COMM_IS_INTER(comm) ? (uint32_t)ompi_comm_remote_size(comm) :

@@ -71,13 +71,46 @@ int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
     return OMPI_SUCCESS;
 }
 
+/* A contiguous blocking receive needs no MPI request: the core request
+ * lives on the stack and is polled until done (as pml ucx does). */
+static int fs_ompi_recv_stack(void *buf, size_t count, ompi_datatype_t *datatype,
+                              int src, int tag, ompi_communicator_t *comm,
+                              ompi_status_public_t *status)
+{
+    fs_recv_t rreq;
+
+    fs_recv_prepare(&rreq, fs_ompi_comm(comm), src, tag);
+    fs_buf_set_contig(&rreq.buf, (char *)buf + datatype->super.true_lb,
+                      datatype->super.size * count);
+    rreq.super.host_flags = FS_OMPI_HOST_STACK;
+    fs_ompi_lock();
+    if (fs_recv_start(&rreq) == FS_INPROGRESS) {
+        fs_ompi_unlock();
+        fs_ompi_wait_core(&rreq.super);
+    } else {
+        fs_ompi_unlock();
+    }
+    if (status != MPI_STATUS_IGNORE) {
+        fs_ompi_status_from_recv(status, &rreq);
+    }
+    return fs_ompi_error(rreq.super.status);
+}
+
 int mca_pml_failstop_recv(void *buf, size_t count, ompi_datatype_t *datatype,
                           int src, int tag, ompi_communicator_t *comm,
                           ompi_status_public_t *status)
 {
-    fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
-    int rc;
+    fs_ompi_req_t *req;
+    int rc = fs_ompi_check_recv(comm, src, count);
 
+    if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
+        return rc;
+    }
+    if (OPAL_LIKELY(opal_datatype_is_contiguous_memory_layout(&datatype->super,
+                                                              (int32_t)count))) {
+        return fs_ompi_recv_stack(buf, count, datatype, src, tag, comm, status);
+    }
+    req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
     if (OPAL_UNLIKELY(req == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -117,9 +150,13 @@ int mca_pml_failstop_irecv_init(void *buf, size_t count, ompi_datatype_t *dataty
 
 int fs_ompi_recv_restart(fs_ompi_req_t *req)
 {
-    int rc = fs_ompi_recv_setup(req, req->user_buf, req->count, req->datatype,
-                                req->peer, req->tag, req->ompi.req_mpi_object.comm);
+    int rc;
 
+    if (OPAL_UNLIKELY(fs_ompi_restart_blocked(req))) {
+        return OMPI_SUCCESS;
+    }
+    rc = fs_ompi_recv_setup(req, req->user_buf, req->count, req->datatype,
+                            req->peer, req->tag, req->ompi.req_mpi_object.comm);
     if (rc != OMPI_SUCCESS) {
         req->ompi.req_status.MPI_ERROR = rc;
         ompi_request_complete(&req->ompi, true);

@@ -30,11 +30,6 @@ static void fs_ompi_req_destruct(fs_ompi_req_t *req)
 OBJ_CLASS_INSTANCE(fs_ompi_req_t, ompi_request_t, fs_ompi_req_construct,
                    fs_ompi_req_destruct);
 
-static inline fs_req_t *fs_ompi_core(fs_ompi_req_t *req)
-{
-    return (req->kind == FS_OMPI_REQ_SEND) ? &req->core.send.super :
-                                             &req->core.recv.super;
-}
 
 static inline int fs_ompi_req_recyclable(fs_ompi_req_t *req)
 {
@@ -89,22 +84,33 @@ void fs_ompi_req_put(fs_ompi_req_t *req)
     opal_free_list_return(&fs_ompi.requests, &req->ompi.super);
 }
 
+/* A persistent request restarted while the transport still holds its last
+ * start (only possible after that start was ended by a peer failure) is
+ * completed at once with that failure instead of being re-prepared. */
+int fs_ompi_restart_blocked(fs_ompi_req_t *req)
+{
+    fs_req_t *core = fs_ompi_core(req);
+
+    if (!fs_req_busy(core)) {
+        return 0;
+    }
+    req->ompi.req_status.MPI_ERROR  = fs_ompi_error(core->status);
+    req->ompi.req_status._cancelled = 0;
+    ompi_request_complete(&req->ompi, true);
+    return 1;
+}
+
 void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq)
 {
     fs_status_t st = rreq->super.status;
 
+    /* without a message (failure, cancel) the core reports the requested
+     * source and tag with length 0 */
     status->MPI_ERROR  = fs_ompi_error(st);
     status->_cancelled = (st == FS_ERR_CANCELED);
-    if ((st == FS_OK) || (st == FS_ERR_TRUNCATE)) {
-        status->MPI_SOURCE = rreq->src_out;
-        status->MPI_TAG    = rreq->tag_out;
-        status->_ucount    = rreq->len_out;
-    } else {
-        /* no message: name the peer the receive was waiting for */
-        status->MPI_SOURCE = rreq->mq.src;
-        status->MPI_TAG    = rreq->mq.tag;
-        status->_ucount    = 0;
-    }
+    status->MPI_SOURCE = rreq->src_out;
+    status->MPI_TAG    = rreq->tag_out;
+    status->_ucount    = rreq->len_out;
 }
 
 /* The core operation ended (from a completion callback, or right after a
@@ -133,19 +139,30 @@ void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status)
 
 static void fs_ompi_send_complete(fs_send_t *sreq)
 {
+    if (sreq->super.host_flags & FS_OMPI_HOST_STACK) {
+        return;                     /* its caller polls the core flags */
+    }
     fs_ompi_req_complete(fs_container_of(sreq, fs_ompi_req_t, core.send),
                          sreq->super.status);
 }
 
 static void fs_ompi_recv_complete(fs_recv_t *rreq)
 {
+    if (rreq->super.host_flags & FS_OMPI_HOST_STACK) {
+        return;
+    }
     fs_ompi_req_complete(fs_container_of(rreq, fs_ompi_req_t, core.recv),
                          rreq->super.status);
 }
 
 static void fs_ompi_req_idle(fs_req_t *core)
 {
-    fs_ompi_req_t *req = (core->flags & FS_REQ_F_RECV) ?
+    fs_ompi_req_t *req;
+
+    if (core->host_flags & FS_OMPI_HOST_STACK) {
+        return;
+    }
+    req = (core->flags & FS_REQ_F_RECV) ?
                          fs_container_of(core, fs_ompi_req_t, core.recv.super) :
                          fs_container_of(core, fs_ompi_req_t, core.send.super);
 
@@ -200,6 +217,23 @@ static void fs_ompi_wait(fs_ompi_req_t *req)
             opal_progress();
         }
     }
+}
+
+static void fs_ompi_opal_progress(void)
+{
+    opal_progress();
+}
+
+void fs_ompi_wait_core(fs_req_t *req)
+{
+    if (OPAL_UNLIKELY(fs_ompi.multi_thread)) {
+        /* other threads may progress: go through the locked path */
+        while (!fs_req_idle(req)) {
+            opal_progress();
+        }
+        return;
+    }
+    fs_engine_wait(fs_ompi.engine, req, fs_ompi_opal_progress);
 }
 
 int fs_ompi_blocking_finish(fs_ompi_req_t *req, fs_status_t st,

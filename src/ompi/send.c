@@ -102,6 +102,29 @@ static int fs_ompi_send_now(const void *buf, size_t count, ompi_datatype_t *data
     return st == FS_OK;
 }
 
+/* A contiguous blocking send that did not finish at once (rendezvous,
+ * synchronous) waits with its core request on the stack. */
+static int fs_ompi_send_stack(const void *buf, size_t count, ompi_datatype_t *datatype,
+                              int dst, int tag, mca_pml_base_send_mode_t mode,
+                              ompi_communicator_t *comm)
+{
+    fs_send_t sreq;
+    fs_status_t st;
+
+    fs_send_prepare(&sreq, fs_ompi_comm(comm), dst, tag, fs_ompi_send_mode(mode));
+    fs_buf_set_contig(&sreq.buf, (char *)buf + datatype->super.true_lb,
+                      datatype->super.size * count);
+    sreq.super.host_flags = FS_OMPI_HOST_STACK;
+    fs_ompi_lock();
+    st = fs_send_start(&sreq);
+    fs_ompi_unlock();
+    if (st != FS_INPROGRESS) {
+        return fs_ompi_error(st);
+    }
+    fs_ompi_wait_core(&sreq.super);
+    return fs_ompi_error(sreq.super.status);
+}
+
 /* Marks a user request complete with rc (buffered sends). */
 static void fs_ompi_req_done(fs_ompi_req_t *req, int rc)
 {
@@ -157,6 +180,9 @@ int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *dataty
     if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
         return MPI_SUCCESS;
     }
+    if (opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count)) {
+        return fs_ompi_send_stack(buf, count, datatype, dst, tag, mode, comm);
+    }
     req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 0);
     if (OPAL_UNLIKELY(req == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -200,6 +226,9 @@ int fs_ompi_send_restart(fs_ompi_req_t *req)
 {
     ompi_communicator_t *comm = req->ompi.req_mpi_object.comm;
 
+    if (OPAL_UNLIKELY(fs_ompi_restart_blocked(req))) {
+        return OMPI_SUCCESS;
+    }
     if (req->mode == MCA_PML_BASE_SEND_BUFFERED) {
         fs_ompi_req_done(req, fs_ompi_bsend(req->user_buf, req->count, req->datatype,
                                             req->peer, req->tag, comm));

@@ -39,6 +39,7 @@ typedef struct fs_req {
     fs_engine_t *engine;     /* not via comm: it may be gone when the op ends */
     fs_status_t  status;
     uint8_t      flags;
+    uint8_t      host_flags; /* the host's own; the core only clears them */
 } fs_req_t;
 
 typedef enum fs_send_mode {
@@ -60,7 +61,7 @@ typedef struct fs_recv {
     fs_mq_recv_t    mq;      /* src and tag requested */
     fs_comm_t      *comm;
     fs_buf_t        buf;     /* buf.len is the capacity */
-    int32_t         src_out; /* results, valid at completion */
+    int32_t         src_out; /* results; without a message: the requested */
     int32_t         tag_out;
     size_t          len_out; /* bytes delivered */
     size_t          msg_len; /* bytes the sender sent */
@@ -110,6 +111,11 @@ fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **eng
 void        fs_engine_destroy(fs_engine_t *engine);
 fs_status_t fs_engine_address(fs_engine_t *engine, const void **addr_p, size_t *len_p);
 unsigned    fs_engine_progress(fs_engine_t *engine);
+/* Polls the transport until req is finished and released, giving host_poll
+ * (the rest of the host's progress) a turn every 64 polls.  Single-threaded
+ * hosts only: it polls without taking the engine lock. */
+void        fs_engine_wait(fs_engine_t *engine, const fs_req_t *req,
+                           void (*host_poll)(void));
 void        fs_engine_lock(fs_engine_t *engine);
 void        fs_engine_unlock(fs_engine_t *engine);
 const fs_stats_t *fs_engine_stats(const fs_engine_t *engine);
@@ -156,6 +162,12 @@ fs_status_t fs_mrecv_start(fs_recv_t *rreq, fs_msg_t *msg);
 static inline int fs_req_busy(const fs_req_t *req)
 {
     return req->op.busy;
+}
+
+/* Finished and released by the transport: the memory may be reused. */
+static inline int fs_req_idle(const fs_req_t *req)
+{
+    return (req->flags & FS_REQ_F_DONE) && !req->op.busy;
 }
 
 #endif

@@ -147,6 +147,24 @@ unsigned fs_engine_progress(fs_engine_t *engine)
     return count;
 }
 
+void fs_engine_wait(fs_engine_t *engine, const fs_req_t *req, void (*host_poll)(void))
+{
+    unsigned (*poll)(fs_tl_t *tl) = engine->tl_ops->progress;
+    fs_tl_t *tl = engine->tl;
+    unsigned i = 0;
+
+    /* tight loop: a poll iteration's length is the delay in noticing data */
+    while (!fs_req_idle(req)) {
+        if (fs_unlikely(((++i & 63) == 0) || engine->in_progress)) {
+            host_poll();
+            continue;
+        }
+        engine->in_progress = 1;
+        poll(tl);
+        engine->in_progress = 0;
+    }
+}
+
 void fs_engine_lock(fs_engine_t *engine)
 {
     if (engine->multi_thread) {

@@ -10,9 +10,16 @@ void fs_recv_prepare(fs_recv_t *rreq, fs_comm_t *comm, int32_t src, int32_t tag)
     rreq->mq.src       = src;
     rreq->mq.tag       = tag;
     rreq->super.op.cb  = fs_recv_fetch_done;
-    rreq->super.flags  = FS_REQ_F_RECV;
-    rreq->super.ep     = NULL;
-    rreq->super.engine = comm->engine;
+    rreq->super.flags      = FS_REQ_F_RECV;
+    rreq->super.host_flags = 0;
+    rreq->super.op.busy    = 0;
+    rreq->super.ep         = NULL;
+    rreq->super.engine     = comm->engine;
+    /* results stay meaningful if no message ever arrives (failure, cancel) */
+    rreq->src_out          = src;
+    rreq->tag_out          = tag;
+    rreq->len_out          = 0;
+    rreq->msg_len          = 0;
     fs_list_init(&rreq->mq.elem);
 }
 

@@ -17,9 +17,11 @@ void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
     sreq->hdr.src     = comm->my_rank;
     sreq->hdr.flags   = (mode == FS_SEND_SYNC) ? FS_HDR_F_SYNC : 0;
     sreq->hdr.pad     = 0;
-    sreq->super.op.cb  = fs_send_done;
-    sreq->super.flags  = 0;
-    sreq->super.engine = comm->engine;
+    sreq->super.op.cb      = fs_send_done;
+    sreq->super.op.busy    = 0;
+    sreq->super.flags      = 0;
+    sreq->super.host_flags = 0;
+    sreq->super.engine     = comm->engine;
 }
 
 void fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status)
@@ -166,7 +168,8 @@ fs_status_t fs_send_start(fs_send_t *sreq)
         status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?
                                                     FS_TL_SEND_RNDV : 0);
         if (fs_likely(status == FS_OK)) {
-            sreq->super.flags = FS_REQ_F_DONE;
+            sreq->super.status = FS_OK;
+            sreq->super.flags  = FS_REQ_F_DONE;
             return FS_OK;
         }
         if (status == FS_INPROGRESS) {

@@ -100,11 +100,15 @@ static fs_status_t send_msg(treq_t *t, int from, int to, int tag, void *buf, siz
 {
     fs_status_t st;
 
-    memset(t, 0, sizeof(*t));
+    memset(t, 0xa5, sizeof(*t));      /* garbage, as on a caller's stack */
     fs_send_prepare(&t->u.s, comm[from], to, tag, mode);
     fs_buf_set_contig(&t->u.s.buf, buf, len);
     st = fs_send_start(&t->u.s);
     t->done = (st != FS_INPROGRESS);
+    t->idle = 0;
+    if (t->done) {
+        cr_assert_eq(t->u.s.super.status, st, "a finished start records its status");
+    }
     return st;
 }
 
@@ -112,11 +116,15 @@ static fs_status_t recv_msg(treq_t *t, int at, int src, int tag, void *buf, size
 {
     fs_status_t st;
 
-    memset(t, 0, sizeof(*t));
+    memset(t, 0xa5, sizeof(*t));
     fs_recv_prepare(&t->u.r, comm[at], src, tag);
     fs_buf_set_contig(&t->u.r.buf, buf, cap);
     st = fs_recv_start(&t->u.r);
     t->done = (st != FS_INPROGRESS);
+    t->idle = 0;
+    if (t->done) {
+        cr_assert_eq(t->u.r.super.status, st, "a finished start records its status");
+    }
     return st;
 }
 
@@ -257,7 +265,8 @@ Test(engine, peer_failure_completes_everything_pending_on_it)
     fake_fail_ep(eps[0][1]->tl_ep, -25 /* UCS_ERR_CONNECTION_RESET */);
     cr_expect(r.done && s.done);
     cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
-    cr_expect_eq(r.u.r.src_out, 0, "no message was delivered");
+    cr_expect_eq(r.u.r.src_out, 1, "the status names the peer waited for");
+    cr_expect_eq(r.u.r.len_out, 0, "no message was delivered");
     cr_expect_eq(s.u.s.super.status, FS_ERR_PEER_FAILED);
     cr_expect_eq(peer_failed_calls, 1);
     cr_expect_eq(send_msg(&late, 0, 1, 3, &x, 1, FS_SEND_STANDARD), FS_ERR_PEER_FAILED);
