@@ -18,6 +18,7 @@ typedef struct fs_params {
     int     verbose;
     int     ucx_keepalive_ms;
     int     ucx_fifo_size;
+    size_t  ucx_cma_seg_size;
     size_t  self_eager_limit;
     int     finalize_timeout_ms;
     int     max_unexpected_mb;

@@ -67,6 +67,7 @@ typedef struct fs_tl_config {
     int                   multi_thread;
     int                   keepalive_ms;
     int                   fifo_size;
+    size_t                cma_seg_size;
     size_t                estimated_eps;
 } fs_tl_config_t;
 

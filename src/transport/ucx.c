@@ -423,6 +423,7 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     static const char *const mm_eh[]  = {"UCX_MM_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING",
                                          "UCX_POSIX_ERROR_HANDLING", NULL};
     static const char *const cma[]    = {"UCX_CMA_MEMORY_INVALIDATE", NULL};
+    static const char *const seg[]    = {"UCX_CMA_SEG_SIZE", "UCX_SCOPY_SEG_SIZE", NULL};
     static const char *const rndv[]   = {"UCX_RNDV_SCHEME", NULL};
     static const char *const ka[]     = {"UCX_KEEPALIVE_INTERVAL", NULL};
     static const char *const fifo[]   = {"UCX_MM_FIFO_SIZE", "UCX_SYSV_FIFO_SIZE",
@@ -440,6 +441,8 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     }
     if (fs_ucx_tls_allows(cma_tls)) {
         fs_ucx_config_default(config, "MEMORY_INVALIDATE", "y", cma);
+        snprintf(value, sizeof(value), "%zu", cfg->cma_seg_size);
+        fs_ucx_config_default(config, "SCOPY_SEG_SIZE", value, seg);
     }
     fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
     snprintf(value, sizeof(value), "%dms", cfg->keepalive_ms);
