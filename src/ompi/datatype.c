@@ -44,8 +44,8 @@ static int fs_ompi_dt_is_contig(ompi_datatype_t *datatype, size_t count)
     return opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count);
 }
 
-void fs_ompi_buf_prepare_send(fs_ompi_req_t *req, const void *buf, size_t count,
-                              ompi_datatype_t *datatype, fs_buf_t *fbuf)
+void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
+                         ompi_datatype_t *datatype, int for_send, fs_buf_t *fbuf)
 {
     size_t size;
 
@@ -54,30 +54,15 @@ void fs_ompi_buf_prepare_send(fs_ompi_req_t *req, const void *buf, size_t count,
                           datatype->super.size * count);
         return;
     }
-    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
-                                             &datatype->super, count, buf, 0,
-                                             &req->dt.conv);
-    opal_convertor_get_packed_size(&req->dt.conv, &size);
-    req->dt.position = 0;
-    req->has_conv    = 1;
-    fbuf->ptr        = NULL;
-    fbuf->len        = size;
-    fbuf->dt         = &req->dt;
-}
-
-void fs_ompi_buf_prepare_recv(fs_ompi_req_t *req, void *buf, size_t count,
-                              ompi_datatype_t *datatype, fs_buf_t *fbuf)
-{
-    size_t size;
-
-    if (OPAL_LIKELY(fs_ompi_dt_is_contig(datatype, count))) {
-        fs_buf_set_contig(fbuf, (char *)buf + datatype->super.true_lb,
-                          datatype->super.size * count);
-        return;
+    if (for_send) {
+        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
+                                                 &datatype->super, count, buf, 0,
+                                                 &req->dt.conv);
+    } else {
+        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
+                                                 &datatype->super, count, buf, 0,
+                                                 &req->dt.conv);
     }
-    opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
-                                             &datatype->super, count, buf, 0,
-                                             &req->dt.conv);
     opal_convertor_get_packed_size(&req->dt.conv, &size);
     req->dt.position = 0;
     req->has_conv    = 1;

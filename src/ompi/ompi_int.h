@@ -106,10 +106,8 @@ size_t fs_ompi_dt_pack(void *dt, size_t offset, void *dst, size_t max);
 size_t fs_ompi_dt_unpack(void *dt, size_t offset, const void *src, size_t len);
 /* Describes (buf, count, datatype) as an fs_buf_t, preparing the convertor
  * for non-contiguous layouts. */
-void fs_ompi_buf_prepare_send(fs_ompi_req_t *req, const void *buf, size_t count,
-                              ompi_datatype_t *datatype, fs_buf_t *fbuf);
-void fs_ompi_buf_prepare_recv(fs_ompi_req_t *req, void *buf, size_t count,
-                              ompi_datatype_t *datatype, fs_buf_t *fbuf);
+void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
+                         ompi_datatype_t *datatype, int for_send, fs_buf_t *fbuf);
 void fs_ompi_buf_release(fs_ompi_req_t *req);
 
 /* request.c */
@@ -117,6 +115,10 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
                                int persistent);
 void fs_ompi_req_put(fs_ompi_req_t *req);
 int  fs_ompi_restart_blocked(fs_ompi_req_t *req);
+/* A persistent request keeping its arguments (datatype and comm retained). */
+fs_ompi_req_t *fs_ompi_req_persistent(fs_ompi_req_kind_t kind, void *buf, size_t count,
+                                      ompi_datatype_t *datatype, int peer, int tag,
+                                      ompi_communicator_t *comm);
 
 static inline fs_req_t *fs_ompi_core(fs_ompi_req_t *req)
 {

@@ -22,7 +22,7 @@ static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
         return rc;
     }
     fs_recv_prepare(&req->core.recv, fcomm, src, tag);
-    fs_ompi_buf_prepare_recv(req, buf, count, datatype, &req->core.recv.buf);
+    fs_ompi_buf_prepare(req, buf, count, datatype, 0, &req->core.recv.buf);
     return OMPI_SUCCESS;
 }
 
@@ -35,6 +35,25 @@ static fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
                          fs_mrecv_start(&req->core.recv, msg);
     fs_ompi_unlock();
     return st;
+}
+
+/* A pooled receive request, set up; NULL with *rc_p set on failure. */
+static fs_ompi_req_t *fs_ompi_recv_new(void *buf, size_t count, ompi_datatype_t *datatype,
+                                       int src, int tag, ompi_communicator_t *comm,
+                                       int *rc_p)
+{
+    fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
+
+    if (OPAL_UNLIKELY(req == NULL)) {
+        *rc_p = OMPI_ERR_OUT_OF_RESOURCE;
+        return NULL;
+    }
+    *rc_p = fs_ompi_recv_setup(req, buf, count, datatype, src, tag, comm);
+    if (OPAL_UNLIKELY(*rc_p != OMPI_SUCCESS)) {
+        fs_ompi_req_put(req);
+        return NULL;
+    }
+    return req;
 }
 
 /* Nonblocking: the request completes now or from a callback. */
@@ -53,15 +72,10 @@ int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
                            int src, int tag, ompi_communicator_t *comm,
                            ompi_request_t **request)
 {
-    fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
     int rc;
+    fs_ompi_req_t *req = fs_ompi_recv_new(buf, count, datatype, src, tag, comm, &rc);
 
     if (OPAL_UNLIKELY(req == NULL)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    rc = fs_ompi_recv_setup(req, buf, count, datatype, src, tag, comm);
-    if (OPAL_UNLIKELY(rc != OMPI_SUCCESS)) {
-        fs_ompi_req_put(req);
         return rc;
     }
     OBJ_RETAIN(comm);
@@ -110,13 +124,8 @@ int mca_pml_failstop_recv(void *buf, size_t count, ompi_datatype_t *datatype,
                                                               (int32_t)count))) {
         return fs_ompi_recv_stack(buf, count, datatype, src, tag, comm, status);
     }
-    req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
+    req = fs_ompi_recv_new(buf, count, datatype, src, tag, comm, &rc);
     if (OPAL_UNLIKELY(req == NULL)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    rc = fs_ompi_recv_setup(req, buf, count, datatype, src, tag, comm);
-    if (OPAL_UNLIKELY(rc != OMPI_SUCCESS)) {
-        fs_ompi_req_put(req);
         return rc;
     }
     return fs_ompi_blocking_finish(req, fs_ompi_recv_start(req, NULL), status);
@@ -132,18 +141,10 @@ int mca_pml_failstop_irecv_init(void *buf, size_t count, ompi_datatype_t *dataty
     if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
         return rc;
     }
-    req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 1);
+    req = fs_ompi_req_persistent(FS_OMPI_REQ_RECV, buf, count, datatype, src, tag, comm);
     if (OPAL_UNLIKELY(req == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    req->user_buf = buf;
-    req->count    = count;
-    req->datatype = datatype;
-    req->peer     = src;
-    req->tag      = tag;
-    OMPI_DATATYPE_RETAIN(datatype);
-    OBJ_RETAIN(comm);
-    req->retained = 1;
     *request = &req->ompi;
     return OMPI_SUCCESS;
 }
@@ -180,7 +181,7 @@ static int fs_ompi_mrecv_begin(void *buf, size_t count, ompi_datatype_t *datatyp
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     fs_recv_prepare(&req->core.recv, fs_ompi_comm(comm), msg->peer, MPI_ANY_TAG);
-    fs_ompi_buf_prepare_recv(req, buf, count, datatype, &req->core.recv.buf);
+    fs_ompi_buf_prepare(req, buf, count, datatype, 0, &req->core.recv.buf);
     if (blocking) {
         *st_p = fs_ompi_recv_start(req, (fs_msg_t *)msg->req_ptr);
     } else {

@@ -69,6 +69,26 @@ static void fs_ompi_req_release_buffers(fs_ompi_req_t *req)
     }
 }
 
+fs_ompi_req_t *fs_ompi_req_persistent(fs_ompi_req_kind_t kind, void *buf, size_t count,
+                                      ompi_datatype_t *datatype, int peer, int tag,
+                                      ompi_communicator_t *comm)
+{
+    fs_ompi_req_t *req = fs_ompi_req_get(kind, comm, 1);
+
+    if (OPAL_UNLIKELY(req == NULL)) {
+        return NULL;
+    }
+    req->user_buf = buf;
+    req->count    = count;
+    req->datatype = datatype;
+    req->peer     = peer;
+    req->tag      = tag;
+    OMPI_DATATYPE_RETAIN(datatype);
+    OBJ_RETAIN(comm);
+    req->retained = 1;
+    return req;
+}
+
 void fs_ompi_req_put(fs_ompi_req_t *req)
 {
     fs_ompi_req_release_buffers(req);

@@ -51,7 +51,7 @@ static int fs_ompi_bsend(const void *buf, size_t count, ompi_datatype_t *datatyp
     if (OPAL_UNLIKELY(ireq == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    fs_ompi_buf_prepare_send(ireq, buf, count, datatype, &user);
+    fs_ompi_buf_prepare(ireq, buf, count, datatype, 1, &user);
     packed = mca_pml_base_bsend_request_alloc_buf(user.len ? user.len : 1);
     if (packed == NULL) {
         fs_ompi_req_put(ireq);
@@ -75,7 +75,7 @@ static void fs_ompi_send_setup(fs_ompi_req_t *req, const void *buf, size_t count
     req->mode = mode;
     fs_send_prepare(&req->core.send, fs_ompi_comm(comm), dst, tag,
                     fs_ompi_send_mode(mode));
-    fs_ompi_buf_prepare_send(req, buf, count, datatype, &req->core.send.buf);
+    fs_ompi_buf_prepare(req, buf, count, datatype, 1, &req->core.send.buf);
 }
 
 /* Small standard sends usually finish inside the call: try that with the
@@ -204,20 +204,13 @@ int mca_pml_failstop_isend_init(const void *buf, size_t count, ompi_datatype_t *
     if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
         return rc;
     }
-    req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 1);
+    req = fs_ompi_req_persistent(FS_OMPI_REQ_SEND, (void *)buf, count, datatype, dst,
+                                 tag, comm);
     if (OPAL_UNLIKELY(req == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    req->user_buf = (void *)buf;
-    req->count    = count;
-    req->datatype = datatype;
-    req->peer     = dst;
-    req->tag      = tag;
-    req->mode     = mode;
-    OMPI_DATATYPE_RETAIN(datatype);
-    OBJ_RETAIN(comm);
-    req->retained = 1;
-    *request = &req->ompi;
+    req->mode = mode;
+    *request  = &req->ompi;
     return OMPI_SUCCESS;
 }
 

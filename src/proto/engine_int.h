@@ -154,6 +154,10 @@ void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t 
 void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);
 void        fs_req_track(fs_req_t *req);
 void        fs_req_untrack(fs_req_t *req);
+/* A transport operation of req ended with *status_p.  Returns 1 if the
+ * request still has to be completed (with *status_p, a flush turned into
+ * its cause), 0 if a failure had completed it already. */
+int         fs_req_op_ended(fs_req_t *req, fs_status_t *status_p);
 /* Status of an operation that ended with a flush on ep: the cause. */
 fs_status_t fs_peer_flush_status(const fs_ep_t *ep, fs_status_t status);
 

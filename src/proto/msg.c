@@ -75,8 +75,8 @@ static fs_status_t fs_msg_alloc_payload(fs_engine_t *engine, fs_msg_t *msg, size
     return FS_OK;
 }
 
-fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
-                       const fs_tl_rx_t *rx)
+/* A pooled copy of a borrowed message's description (not its payload). */
+static fs_msg_t *fs_msg_clone(fs_engine_t *engine, const fs_msg_t *fresh)
 {
     fs_msg_t *msg = fs_mpool_get(&engine->msg_pool);
 
@@ -89,8 +89,15 @@ fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
     fs_list_init(&msg->seq.elem);
     msg->store     = FS_MSG_STORE_NONE;
     msg->is_stored = 1;
+    return msg;
+}
 
-    if ((msg->kind != FS_MSG_EAGER) || (msg->len == 0)) {
+fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
+                       const fs_tl_rx_t *rx)
+{
+    fs_msg_t *msg = fs_msg_clone(engine, fresh);
+
+    if ((msg == NULL) || (msg->kind != FS_MSG_EAGER) || (msg->len == 0)) {
         return msg;     /* rendezvous/self: the descriptor or sreq is the payload */
     }
     if ((rx != NULL) && (rx->flags & FS_TL_RX_PERSISTENT)) {
@@ -110,24 +117,16 @@ fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
 fs_msg_t *fs_msg_store_packed(fs_engine_t *engine, const fs_msg_t *fresh,
                               const fs_buf_t *buf)
 {
-    fs_msg_t *msg = fs_mpool_get(&engine->msg_pool);
+    fs_msg_t *msg = fs_msg_clone(engine, fresh);
 
-    if (msg == NULL) {
+    if ((msg == NULL) || (msg->len == 0)) {
+        return msg;
+    }
+    if (fs_msg_alloc_payload(engine, msg, msg->len) != FS_OK) {
+        fs_mpool_put(&engine->msg_pool, msg);
         return NULL;
     }
-    memcpy(msg, fresh, offsetof(fs_msg_t, inline_data));
-    fs_list_init(&msg->mq.src_elem);
-    fs_list_init(&msg->mq.all_elem);
-    fs_list_init(&msg->seq.elem);
-    msg->store     = FS_MSG_STORE_NONE;
-    msg->is_stored = 1;
-    if (msg->len > 0) {
-        if (fs_msg_alloc_payload(engine, msg, msg->len) != FS_OK) {
-            fs_mpool_put(&engine->msg_pool, msg);
-            return NULL;
-        }
-        fs_buf_pack(&engine->host->dt, buf, 0, msg->data, msg->len);
-    }
+    fs_buf_pack(&engine->host->dt, buf, 0, msg->data, msg->len);
     return msg;
 }
 

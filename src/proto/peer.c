@@ -16,6 +16,19 @@ void fs_req_untrack(fs_req_t *req)
     }
 }
 
+int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
+{
+    fs_req_untrack(req);
+    if (req->flags & FS_REQ_F_DONE) {
+        req->engine->host->req_idle(req);   /* was completed by a failure */
+        return 0;
+    }
+    if (*status_p != FS_OK) {
+        *status_p = fs_peer_flush_status(req->ep, *status_p);
+    }
+    return 1;
+}
+
 fs_status_t fs_peer_status(const fs_ep_t *ep)
 {
     switch (ep->state) {

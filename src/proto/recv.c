@@ -32,21 +32,16 @@ void fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status)
 
 static void fs_recv_fetch_done(fs_tl_op_t *op, fs_status_t status, size_t length)
 {
-    fs_recv_t *rreq     = fs_container_of(op, fs_recv_t, super.op);
-    fs_engine_t *engine = rreq->super.engine;
+    fs_recv_t *rreq = fs_container_of(op, fs_recv_t, super.op);
 
     (void)length;
-    fs_req_untrack(&rreq->super);
-    if (rreq->super.flags & FS_REQ_F_DONE) {
-        engine->host->req_idle(&rreq->super);   /* was completed by a failure */
+    if (!fs_req_op_ended(&rreq->super, &status)) {
         return;
     }
-    if (status != FS_OK) {
-        status = fs_peer_flush_status(rreq->super.ep, status);
-    } else {
-        status = rreq->super.status;            /* FS_OK or FS_ERR_TRUNCATE */
+    if (status == FS_OK) {
+        status = rreq->super.status;    /* FS_OK or FS_ERR_TRUNCATE, set at start */
     }
-    fs_recv_finish(engine, rreq, status);
+    fs_recv_finish(rreq->super.engine, rreq, status);
 }
 
 static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,

@@ -33,19 +33,12 @@ void fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status)
 
 static void fs_send_done(fs_tl_op_t *op, fs_status_t status, size_t length)
 {
-    fs_send_t *sreq     = fs_container_of(op, fs_send_t, super.op);
-    fs_engine_t *engine = sreq->super.engine;
+    fs_send_t *sreq = fs_container_of(op, fs_send_t, super.op);
 
     (void)length;
-    fs_req_untrack(&sreq->super);
-    if (sreq->super.flags & FS_REQ_F_DONE) {
-        engine->host->req_idle(&sreq->super);   /* was completed by a failure */
-        return;
+    if (fs_req_op_ended(&sreq->super, &status)) {
+        fs_send_finish(sreq->super.engine, sreq, status);
     }
-    if (status != FS_OK) {
-        status = fs_peer_flush_status(sreq->super.ep, status);
-    }
-    fs_send_finish(engine, sreq, status);
 }
 
 fs_status_t fs_self_copy(fs_engine_t *engine, fs_recv_t *rreq, fs_send_t *sreq)
