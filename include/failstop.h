@@ -26,6 +26,38 @@ int MPIX_Failstop_error_class(void);
 #define MPIX_ERR_RANK_FAIL_STOP (MPIX_Failstop_error_class())
 #define MPIX_ERR_PROC_FAILED    (MPIX_Failstop_error_class())
 
+/* ---- MPI-FT draft chapter 17 (run-through stabilization) ---------------- */
+
+/* The group of processes of comm's (local) group known to have failed, at
+ * this moment; ranks in comm's numbering (17.4.1).  Local. */
+int MPIX_Comm_group_failed(MPI_Comm comm, MPI_Group *failed);
+
+/* Same for the remote group of an intercommunicator (MPI_ERR_COMM for an
+ * intracommunicator). */
+int MPIX_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed);
+
+/* A failure of a process in comm disables MPI_ANY_SOURCE receives and probes
+ * on comm (17.6); this re-enables them and returns the processes known
+ * failed now (for an intercommunicator: of the remote group, where wildcard
+ * receives come from).  A later new failure disables them again.
+ * Thread-safe.  failed may be NULL. */
+int MPIX_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed);
+
+/* *active = 0 once a process of comm failed: every collective on comm then
+ * ends with MPIX_ERR_RANK_FAIL_STOP (17.7, 17.8.2). */
+int MPIX_Comm_collectives_enabled(MPI_Comm comm, int *active);
+
+/* ---- ULFM spellings of the same operations ------------------------------ */
+
+/* = MPIX_Comm_reenable_any_source(comm, NULL) */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+
+/* The failed group as of the last MPIX_Comm_failure_ack or
+ * MPIX_Comm_reenable_any_source on comm. */
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failed);
+
+/* ---- failstop itself ----------------------------------------------------- */
+
 /* *flag = 1 if this process communicates through the failstop PML (valid
  * after MPI_Init). */
 int MPIX_Failstop_active(int *flag);
@@ -33,7 +65,7 @@ int MPIX_Failstop_active(int *flag);
 /* Reads one of failstop's counters by name: "msgs_sent", "msgs_received",
  * "unexpected", "reordered", "early_cid", "discarded_after_failure",
  * "dropped_malformed", "pool_grows", "large_copies", "peers_failed",
- * "peers_left", "requests_allocated".  Unknown names give MPI_ERR_ARG.
+ * "peers_left", "notices_sent", "notices_received", "requests_allocated".  Unknown names give MPI_ERR_ARG.
  * pool_grows counts the allocations failstop made for messages and
  * requests_allocated the MPI request objects it created: both stay flat once
  * a communication pattern has warmed up. */

@@ -54,6 +54,8 @@ const char *fs_status_string(fs_status_t status)
     case FS_ERR_PROTO:       return "protocol error";
     case FS_ERR_UNSUPPORTED: return "unsupported";
     case FS_ERR_AGAIN:       return "try again";
+    case FS_ERR_ANYSRC_DISABLED: return "MPI_ANY_SOURCE disabled after a process failure";
+    case FS_ERR_COLL_INACTIVE:   return "communicator collectively inactive after a process failure";
     default:                 return "unknown status";
     }
 }

@@ -16,7 +16,6 @@
 
 #include "common/fs_list.h"
 #include "common/fs_status.h"
-#include "proto/hdr.h"
 #include "transport/tl.h"
 
 #include <stdint.h>
@@ -45,8 +44,6 @@ typedef struct fs_ep {
     uint64_t               bye_expect;      /* rx_msgs announced in its BYE */
     uint64_t               fail_epoch;      /* engine epoch when it failed */
     const fs_fault_row_t  *fault;           /* why it failed, if a transport said */
-    fs_hdr_ctrl_t          bye_hdr;
-    fs_tl_op_t             bye_op;
     fs_tl_op_t             close_op;
 } fs_ep_t;
 

@@ -22,9 +22,19 @@ int fs_ompi_errors_register(void)
     if (err->fail_stop_class < 0) {
         return OMPI_ERROR;
     }
-    err->peer_failed = ompi_mpi_errcode_add(err->fail_stop_class);
-    err->peer_left   = ompi_mpi_errcode_add(MPI_ERR_OTHER);
+    err->peer_failed     = ompi_mpi_errcode_add(err->fail_stop_class);
+    err->anysrc_disabled = ompi_mpi_errcode_add(err->fail_stop_class);
+    err->coll_inactive   = ompi_mpi_errcode_add(err->fail_stop_class);
+    err->peer_left       = ompi_mpi_errcode_add(MPI_ERR_OTHER);
     if ((err->peer_failed < 0) || (err->peer_left < 0) ||
+        (err->anysrc_disabled < 0) || (err->coll_inactive < 0) ||
+        (fs_ompi_add_string(err->anysrc_disabled,
+                            "MPI_ERR_RANK_FAIL_STOP: MPI_ANY_SOURCE is disabled on "
+                            "this communicator after a process failure; re-enable "
+                            "with MPIX_Comm_reenable_any_source") != OMPI_SUCCESS) ||
+        (fs_ompi_add_string(err->coll_inactive,
+                            "MPI_ERR_RANK_FAIL_STOP: the communicator is collectively "
+                            "inactive after a process failure") != OMPI_SUCCESS) ||
         (fs_ompi_add_string(err->fail_stop_class,
                             "MPI_ERR_RANK_FAIL_STOP: a process in the operation "
                             "has failed (fail-stop)") != OMPI_SUCCESS) ||
@@ -46,6 +56,8 @@ int fs_ompi_error_slow(fs_status_t status)
     case FS_ERR_CANCELED:     /* reported through the status' cancelled flag */
         return MPI_SUCCESS;
     case FS_ERR_PEER_FAILED:  return fs_ompi.errors.peer_failed;
+    case FS_ERR_ANYSRC_DISABLED: return fs_ompi.errors.anysrc_disabled;
+    case FS_ERR_COLL_INACTIVE:   return fs_ompi.errors.coll_inactive;
     case FS_ERR_PEER_LEFT:    return fs_ompi.errors.peer_left;
     case FS_ERR_TRUNCATE:     return MPI_ERR_TRUNCATE;
     case FS_ERR_NO_MEMORY:    return MPI_ERR_NO_MEM;

@@ -2,9 +2,149 @@
 #include "ompi/ompi_int.h"
 #include "failstop.h"
 
+#include "ompi/errhandler/errhandler.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 #define FS_MPIX_API __attribute__((visibility("default")))
+
+/* Reports rc through comm's error handler, as an MPI function would. */
+static int fs_mpix_error(MPI_Comm comm, int rc, const char *name)
+{
+    if (rc == MPI_SUCCESS) {
+        return MPI_SUCCESS;
+    }
+    if ((comm == MPI_COMM_NULL) || ompi_comm_invalid(comm)) {
+        comm = MPI_COMM_WORLD;
+    }
+    return OMPI_ERRHANDLER_INVOKE(comm, rc, name);
+}
+
+static int fs_mpix_comm(MPI_Comm comm, fs_comm_t **fcomm_p)
+{
+    if ((fs_ompi.engine == NULL) || !fs_ompi.enabled) {
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
+    if ((comm == MPI_COMM_NULL) || ompi_comm_invalid(comm) ||
+        (fs_ompi_comm(comm) == NULL)) {
+        return MPI_ERR_COMM;
+    }
+    *fcomm_p = fs_ompi_comm(comm);
+    return MPI_SUCCESS;
+}
+
+/* The failed members of one of comm's groups as an MPI group. */
+static int fs_mpix_failed_group(MPI_Comm comm, fs_comm_t *fcomm, fs_comm_group_t which,
+                                int acked_only, MPI_Group *failed)
+{
+    MPI_Group all;
+    int32_t *ranks;
+    uint32_t n;
+    int rc;
+
+    fs_ompi_lock();
+    n     = fs_comm_failed_ranks(fcomm, which, acked_only, NULL, 0);
+    ranks = malloc((n ? n : 1) * sizeof(*ranks));
+    if (ranks != NULL) {
+        n = fs_comm_failed_ranks(fcomm, which, acked_only, ranks, n);
+    }
+    fs_ompi_unlock();
+    if (ranks == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    rc = ((which == FS_COMM_REMOTE) && OMPI_COMM_IS_INTER(comm)) ?
+         PMPI_Comm_remote_group(comm, &all) : PMPI_Comm_group(comm, &all);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Group_incl(all, (int)n, ranks, failed);
+        PMPI_Group_free(&all);
+    }
+    free(ranks);
+    return rc;
+}
+
+FS_MPIX_API int MPIX_Comm_group_failed(MPI_Comm comm, MPI_Group *failed)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && (failed == NULL)) {
+        rc = MPI_ERR_ARG;
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = fs_mpix_failed_group(comm, fcomm, OMPI_COMM_IS_INTER(comm) ?
+                                  FS_COMM_LOCAL : FS_COMM_REMOTE, 0, failed);
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_group_failed");
+}
+
+FS_MPIX_API int MPIX_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && !OMPI_COMM_IS_INTER(comm)) {
+        rc = MPI_ERR_COMM;
+    } else if ((rc == MPI_SUCCESS) && (failed == NULL)) {
+        rc = MPI_ERR_ARG;
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = fs_mpix_failed_group(comm, fcomm, FS_COMM_REMOTE, 0, failed);
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_remote_group_failed");
+}
+
+FS_MPIX_API int MPIX_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if (rc == MPI_SUCCESS) {
+        fs_ompi_lock();
+        fs_comm_reenable_any_source(fcomm);
+        fs_ompi_unlock();
+        if (failed != NULL) {
+            /* exactly what was acknowledged, even if more fail meanwhile */
+            rc = fs_mpix_failed_group(comm, fcomm, FS_COMM_REMOTE, 1, failed);
+        }
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_reenable_any_source");
+}
+
+FS_MPIX_API int MPIX_Comm_failure_ack(MPI_Comm comm)
+{
+    return MPIX_Comm_reenable_any_source(comm, NULL);
+}
+
+FS_MPIX_API int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failed)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && (failed == NULL)) {
+        rc = MPI_ERR_ARG;
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = fs_mpix_failed_group(comm, fcomm, FS_COMM_REMOTE, 1, failed);
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_failure_get_acked");
+}
+
+FS_MPIX_API int MPIX_Comm_collectives_enabled(MPI_Comm comm, int *active)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && (active == NULL)) {
+        rc = MPI_ERR_ARG;
+    }
+    if (rc == MPI_SUCCESS) {
+        fs_ompi_lock();
+        *active = fs_comm_collectives_enabled(fcomm);
+        fs_ompi_unlock();
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_collectives_enabled");
+}
 
 FS_MPIX_API int MPIX_Failstop_active(int *flag)
 {
@@ -38,6 +178,8 @@ static const fs_mpix_counter_t fs_mpix_counters[] = {
     FS_MPIX_COUNTER(large_copies),
     FS_MPIX_COUNTER(peers_failed),
     FS_MPIX_COUNTER(peers_left),
+    FS_MPIX_COUNTER(notices_sent),
+    FS_MPIX_COUNTER(notices_received),
 };
 
 FS_MPIX_API int MPIX_Failstop_counter(const char *name, unsigned long long *value)

@@ -58,7 +58,9 @@ OBJ_CLASS_DECLARATION(fs_ompi_req_t);
 /* Error codes failstop registered with Open MPI at pml_enable. */
 typedef struct fs_ompi_errors {
     int  fail_stop_class;     /* MPI_ERR_RANK_FAIL_STOP */
-    int  peer_failed;         /* codes in that class */
+    int  peer_failed;         /* codes in that class ... */
+    int  anysrc_disabled;
+    int  coll_inactive;
     int  peer_left;           /* class MPI_ERR_OTHER: peer finalized */
 } fs_ompi_errors_t;
 
@@ -100,6 +102,15 @@ static inline int fs_ompi_error(fs_status_t status)
 {
     return (status == FS_OK) ? MPI_SUCCESS : fs_ompi_error_slow(status);
 }
+
+/* failure.c */
+void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported);
+void fs_ompi_abort(void *host_arg, fs_ep_t *from, int errcode);
+void fs_ompi_excluded(void *host_arg, fs_ep_t *by);
+void fs_ompi_inject(void *host_arg, int sig);
+void fs_ompi_failure_init(void);
+void fs_ompi_failure_fini(void);
+int  fs_ompi_inject_setup(const char *spec);
 
 /* datatype.c */
 size_t fs_ompi_dt_pack(void *dt, size_t offset, void *dst, size_t max);

@@ -122,6 +122,10 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
                         OBJ_CLASS(fs_ompi_req_t), 0, opal_cache_line_size,
                         128, -1, 128, NULL, 0, NULL, NULL, NULL);
     fs_ompi_completed_req_init();
+    fs_ompi_failure_init();
+    if (fs_ompi_inject_setup(fs_ompi.params.inject) != OMPI_SUCCESS) {
+        FS_ERROR("ignoring pml_failstop_inject");
+    }
     opal_progress_register(fs_ompi_progress);
     *priority = 5;   /* irrelevant: Open MPI only considers the named PML */
     return &fs_ompi.super;
@@ -152,6 +156,7 @@ int mca_pml_failstop_finalize(void)
     }
     fs_ompi_mark_finalized();
     opal_progress_unregister(fs_ompi_progress);
+    fs_ompi_failure_fini();
     fs_engine_destroy(fs_ompi.engine);
     fs_ompi.engine = NULL;
     fs_ompi_completed_req_fini();
@@ -242,33 +247,45 @@ static int fs_ompi_enable(bool enable)
 
 /* ---- communicators ------------------------------------------------------- */
 
-static int fs_ompi_add_comm(ompi_communicator_t *comm)
+/* Endpoints of a group's members, adding processes not seen yet. */
+static fs_status_t fs_ompi_group_eps(ompi_group_t *group, uint32_t size, fs_ep_t **eps)
 {
-    uint32_t size = OMPI_COMM_IS_INTER(comm) ? (uint32_t)ompi_comm_remote_size(comm) :
-                                               (uint32_t)ompi_comm_size(comm);
-    fs_ep_t **peers = malloc((size ? size : 1) * sizeof(*peers));
-    fs_comm_t *fcomm = NULL;
-    fs_status_t st = FS_OK;
     uint32_t r;
 
-    if (peers == NULL) {
+    for (r = 0; r < size; ++r) {
+        ompi_proc_t *proc = ompi_group_peer_lookup(group, (int)r);
+        if ((proc == NULL) || (fs_ompi_add_proc(proc) != OMPI_SUCCESS)) {
+            return FS_ERR_LOCAL;
+        }
+        eps[r] = (fs_ep_t *)proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    }
+    return FS_OK;
+}
+
+static int fs_ompi_add_comm(ompi_communicator_t *comm)
+{
+    int inter        = OMPI_COMM_IS_INTER(comm);
+    uint32_t size    = inter ? (uint32_t)ompi_comm_remote_size(comm) :
+                               (uint32_t)ompi_comm_size(comm);
+    uint32_t lsize   = inter ? (uint32_t)ompi_comm_size(comm) : 0;
+    fs_ep_t **eps    = malloc((size + lsize + 1) * sizeof(*eps));
+    fs_comm_t *fcomm = NULL;
+    fs_status_t st;
+
+    if (eps == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     fs_ompi_lock();
-    for (r = 0; (r < size) && (st == FS_OK); ++r) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, (int)r);
-        if ((proc == NULL) || (fs_ompi_add_proc(proc) != OMPI_SUCCESS)) {
-            st = FS_ERR_LOCAL;
-            break;
-        }
-        peers[r] = (fs_ep_t *)proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    st = fs_ompi_group_eps(comm->c_remote_group, size, eps);
+    if ((st == FS_OK) && inter) {
+        st = fs_ompi_group_eps(comm->c_local_group, lsize, eps + size);
     }
     if (st == FS_OK) {
         st = fs_comm_create(fs_ompi.engine, comm->c_contextid, comm->c_my_rank, size,
-                            peers, comm, &fcomm);
+                            eps, lsize, inter ? eps + size : NULL, comm, &fcomm);
     }
     fs_ompi_unlock();
-    free(peers);
+    free(eps);
     if (st != FS_OK) {
         FS_ERROR("cannot set up communicator %u: %s", comm->c_contextid,
                  fs_status_string(st));
@@ -305,12 +322,4 @@ static int fs_ompi_dump(ompi_communicator_t *comm, int verbose)
             (unsigned long long)s->peers_failed, (unsigned long long)s->peers_left,
             (unsigned long long)s->pool_grows);
     return OMPI_SUCCESS;
-}
-
-/* Issue 3 turns a peer failure into failure notices and wildcard/collective
- * state; for now the engine has already completed every operation on it. */
-void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep)
-{
-    (void)host_arg;
-    FS_INFO("process %u failed", ((ompi_proc_t *)ep->host)->super.proc_name.vpid);
 }

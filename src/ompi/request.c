@@ -324,12 +324,13 @@ void fs_ompi_completed_req_fini(void)
     OBJ_DESTRUCT(&fs_ompi.completed_req);
 }
 
-extern void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep);
-
 const fs_host_ops_t fs_ompi_host_ops = {
     .dt            = {.pack = fs_ompi_dt_pack, .unpack = fs_ompi_dt_unpack},
     .send_complete = fs_ompi_send_complete,
     .recv_complete = fs_ompi_recv_complete,
     .req_idle      = fs_ompi_req_idle,
     .peer_failed   = fs_ompi_peer_failed,
+    .abort         = fs_ompi_abort,
+    .excluded      = fs_ompi_excluded,
+    .inject        = fs_ompi_inject,
 };

@@ -29,9 +29,53 @@ static fs_status_t fs_engine_comms_reserve(fs_engine_t *engine, uint32_t cid)
     return FS_OK;
 }
 
+static int fs_comm_has_failed_member(const fs_comm_t *comm)
+{
+    uint32_t r;
+
+    for (r = 0; r < comm->size; ++r) {
+        if (fs_ep_is_failed(comm->peers[r].ep)) {
+            return 1;
+        }
+    }
+    for (r = 0; r < comm->local_size; ++r) {
+        if (fs_ep_is_failed(comm->local_eps[r])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static fs_comm_t *fs_comm_alloc(uint32_t size, uint32_t local_size,
+                                fs_ep_t *const *local_eps)
+{
+    fs_comm_t *comm = calloc(1, sizeof(*comm));
+
+    if (comm == NULL) {
+        return NULL;
+    }
+    comm->peers = calloc(size ? size : 1, sizeof(*comm->peers));
+    if ((local_eps != NULL) && (local_size > 0)) {
+        comm->local_eps = malloc(local_size * sizeof(*comm->local_eps));
+        if (comm->local_eps != NULL) {
+            memcpy(comm->local_eps, local_eps, local_size * sizeof(*local_eps));
+            comm->local_size = local_size;
+        }
+    }
+    if ((comm->peers == NULL) || ((local_size > 0) && (local_eps != NULL) &&
+                                  (comm->local_eps == NULL))) {
+        free(comm->peers);
+        free(comm->local_eps);
+        free(comm);
+        return NULL;
+    }
+    return comm;
+}
+
 fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
-                           uint32_t size, fs_ep_t *const *peers, void *host,
-                           fs_comm_t **comm_p)
+                           uint32_t size, fs_ep_t *const *peers,
+                           uint32_t local_size, fs_ep_t *const *local_eps,
+                           void *host, fs_comm_t **comm_p)
 {
     fs_status_t status = fs_engine_comms_reserve(engine, cid);
     fs_comm_t *comm;
@@ -44,13 +88,8 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
         FS_ERROR("communicator id %u is already in use", cid);
         return FS_ERR_INVALID;
     }
-    comm = calloc(1, sizeof(*comm));
+    comm = fs_comm_alloc(size, local_size, local_eps);
     if (comm == NULL) {
-        return FS_ERR_NO_MEMORY;
-    }
-    comm->peers = calloc(size ? size : 1, sizeof(*comm->peers));
-    if (comm->peers == NULL) {
-        free(comm);
         return FS_ERR_NO_MEMORY;
     }
     comm->engine  = engine;
@@ -63,6 +102,12 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
         comm->peers[r].ep = peers[r];
         fs_mq_bin_init(&comm->peers[r].bin);
         fs_seq_rx_init(&comm->peers[r].rx);
+        fs_dp_init(&comm->peers[r].poison);
+    }
+    /* a failure already known is not acknowledged on a new communicator */
+    if (fs_comm_has_failed_member(comm)) {
+        comm->coll_inactive   = 1;
+        comm->anysrc_disabled = 1;
     }
     engine->comms[cid] = comm;
     fs_list_push_tail(&engine->comms_list, &comm->elem);
@@ -90,16 +135,59 @@ void fs_comm_destroy(fs_comm_t *comm)
         while ((e = fs_list_pop_head(&comm->peers[r].rx.parked)) != NULL) {
             fs_msg_free(engine, fs_container_of(e, fs_msg_t, seq.elem));
         }
+        fs_dp_cleanup(&comm->peers[r].poison);
     }
     engine->comms[comm->cid] = NULL;
     fs_list_remove(&comm->elem);
     free(comm->peers);
+    free(comm->local_eps);
     free(comm);
 }
 
 uint32_t fs_comm_size(const fs_comm_t *comm)
 {
     return comm->size;
+}
+
+static fs_ep_t *fs_comm_member(const fs_comm_t *comm, fs_comm_group_t which,
+                               uint32_t r)
+{
+    return (which == FS_COMM_LOCAL) ? comm->local_eps[r] : comm->peers[r].ep;
+}
+
+uint32_t fs_comm_failed_ranks(const fs_comm_t *comm, fs_comm_group_t which,
+                              int acked_only, int32_t *ranks, uint32_t max)
+{
+    uint32_t n = (which == FS_COMM_LOCAL) ? comm->local_size : comm->size;
+    uint32_t r, count = 0;
+
+    for (r = 0; r < n; ++r) {
+        const fs_ep_t *ep = fs_comm_member(comm, which, r);
+        if (!fs_ep_is_failed(ep) || (acked_only && (ep->fail_epoch > comm->acked_epoch))) {
+            continue;
+        }
+        if (count < max) {
+            ranks[count] = (int32_t)r;
+        }
+        ++count;
+    }
+    return count;
+}
+
+void fs_comm_reenable_any_source(fs_comm_t *comm)
+{
+    comm->anysrc_disabled = 0;
+    comm->acked_epoch     = comm->engine->fail_epoch;
+}
+
+int fs_comm_any_source_enabled(const fs_comm_t *comm)
+{
+    return !comm->anysrc_disabled;
+}
+
+int fs_comm_collectives_enabled(const fs_comm_t *comm)
+{
+    return !comm->coll_inactive;
 }
 
 void fs_comm_replay_early(fs_comm_t *comm)

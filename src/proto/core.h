@@ -85,6 +85,8 @@ typedef struct fs_stats {
     uint64_t large_copies;   /* unexpected eager copies too big for the pools */
     uint64_t peers_failed;
     uint64_t peers_left;
+    uint64_t notices_sent;
+    uint64_t notices_received;
 } fs_stats_t;
 
 typedef struct fs_host_ops {
@@ -92,8 +94,15 @@ typedef struct fs_host_ops {
     void (*send_complete)(fs_send_t *sreq);
     void (*recv_complete)(fs_recv_t *rreq);
     void (*req_idle)(fs_req_t *req);
-    /* A peer was marked failed (after every operation on it completed). */
-    void (*peer_failed)(void *host_arg, fs_ep_t *ep);
+    /* A peer was marked failed (after every operation on it completed);
+     * reported is 1 when another process told us, 0 when our transport did. */
+    void (*peer_failed)(void *host_arg, fs_ep_t *ep, int reported);
+    /* Another process called MPI_Abort on a communicator with us in it. */
+    void (*abort)(void *host_arg, fs_ep_t *from, int errcode);
+    /* Another process declared this one failed: it must end (17.3). */
+    void (*excluded)(void *host_arg, fs_ep_t *by);
+    /* pml_failstop_inject fired: die by sig (the host records it first). */
+    void (*inject)(void *host_arg, int sig);
 } fs_host_ops_t;
 
 typedef struct fs_engine_config {
@@ -130,12 +139,39 @@ fs_status_t fs_engine_ep_create_self(fs_engine_t *engine, uint64_t id, void *hos
                                      fs_ep_t **ep_p);
 
 /* ---- communicators ---- */
-/* peers[r] is the endpoint of rank r of the (remote) group; copied. */
+/* peers[r] is the endpoint of rank r of the (remote) group; for an
+ * intercommunicator local_eps lists the local group (NULL otherwise).  Both
+ * are copied.  A communicator created with a failed member starts
+ * collectively inactive with MPI_ANY_SOURCE disabled. */
 fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
-                           uint32_t size, fs_ep_t *const *peers, void *host,
-                           fs_comm_t **comm_p);
+                           uint32_t size, fs_ep_t *const *peers,
+                           uint32_t local_size, fs_ep_t *const *local_eps,
+                           void *host, fs_comm_t **comm_p);
 void        fs_comm_destroy(fs_comm_t *comm);
 uint32_t    fs_comm_size(const fs_comm_t *comm);
+
+/* ---- failure queries (MPI-FT 17.4, 17.6, 17.8) ---- */
+typedef enum fs_comm_group {
+    FS_COMM_REMOTE,     /* the peers' group: the whole group of an intracomm */
+    FS_COMM_LOCAL       /* an intercommunicator's own group */
+} fs_comm_group_t;
+
+/* Writes (up to max) the ranks of group members known failed, in rank
+ * order; with acked_only, only those acknowledged by the last reenable/ack.
+ * Returns the number of failed members. */
+uint32_t    fs_comm_failed_ranks(const fs_comm_t *comm, fs_comm_group_t which,
+                                 int acked_only, int32_t *ranks, uint32_t max);
+/* Re-enables MPI_ANY_SOURCE and acknowledges every failure known now. */
+void        fs_comm_reenable_any_source(fs_comm_t *comm);
+int         fs_comm_any_source_enabled(const fs_comm_t *comm);
+int         fs_comm_collectives_enabled(const fs_comm_t *comm);
+
+/* MPI_Abort: tells these peers to end with errcode (best effort, bounded). */
+void        fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps,
+                                  size_t count, int errcode);
+/* Test hook: after this many more messages sent or received, the process
+ * raises sig on itself (pml_failstop_inject). */
+void        fs_engine_inject(fs_engine_t *engine, uint64_t after, int sig);
 
 /* ---- point-to-point ---- */
 void        fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,

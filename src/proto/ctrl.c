@@ -1,13 +1,27 @@
-/* Control messages and the orderly departure at MPI_Finalize.
+/* Control messages between engines: departure (BYE), failure notices
+ * (FAILED) and MPI_Abort (ABORT).
  *
  * Leaving is not failing: before closing its endpoints a process sends every
  * peer a BYE carrying how many matching messages it sent that peer.  The peer
  * marks it LEFT once it has taken that many (a large message sent just before
  * the BYE can complete reassembly after it), and from then on ignores
- * transport errors from it instead of reporting a failure. */
+ * transport errors from it instead of reporting a failure.
+ *
+ * Everyone learns (17.3): a process that learns of a new failure, from its
+ * transport or from a notice, tells every other live peer once.  Each
+ * failure thus costs at most N messages per survivor; it is robust to more
+ * failures during the propagation because every survivor forwards. */
 #include "proto/engine_int.h"
 
 #include <time.h>
+
+static double fs_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static fs_ep_t *fs_engine_find_ep(fs_engine_t *engine, uint64_t id)
 {
@@ -22,10 +36,87 @@ static fs_ep_t *fs_engine_find_ep(fs_engine_t *engine, uint64_t id)
     return NULL;
 }
 
-void fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep)
+static void fs_ctrl_done(fs_tl_op_t *op, fs_status_t status, size_t length)
 {
-    if (ep->rx_msgs >= ep->bye_expect) {
-        fs_peer_left(engine, ep);
+    fs_ctrl_req_t *req = fs_container_of(op, fs_ctrl_req_t, op);
+
+    (void)status;   /* a notice to a peer that is gone may fail: nothing to do */
+    (void)length;
+    --req->engine->ctrl_inflight;
+    fs_mpool_put(&req->engine->ctrl_pool, req);
+}
+
+/* Sends one control message; failures are ignored (the receiver is gone).
+ * Only endpoints still usable get it, unless force (the transport itself
+ * has not failed). */
+static void fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type,
+                            uint64_t arg, int force)
+{
+    fs_buf_t empty = {NULL, 0, NULL};
+    fs_ctrl_req_t *req;
+    fs_status_t st;
+
+    if (ep->is_self || (ep->tl_ep == NULL) || (!force && !fs_ep_is_usable(ep))) {
+        return;
+    }
+    req = fs_mpool_get(&engine->ctrl_pool);
+    if (req == NULL) {
+        FS_ERROR("no memory for a control message to %#llx", (unsigned long long)ep->id);
+        return;
+    }
+    req->engine     = engine;
+    req->op.cb      = fs_ctrl_done;
+    req->op.busy    = 0;
+    req->hdr.type   = type;
+    req->hdr.sender = engine->my_id;
+    req->hdr.arg    = arg;
+    memset(req->hdr.pad, 0, sizeof(req->hdr.pad));
+    st = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_CTRL, &req->hdr,
+                                 sizeof(req->hdr), &empty, 0, &req->op);
+    if (st == FS_INPROGRESS) {
+        ++engine->ctrl_inflight;
+    } else {
+        fs_mpool_put(&engine->ctrl_pool, req);
+    }
+}
+
+static void fs_ctrl_send(fs_engine_t *engine, fs_ep_t *ep, uint8_t type, uint64_t arg)
+{
+    fs_ctrl_send_ep(engine, ep, type, arg, 0);
+}
+
+void fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed, fs_ep_t *reporter)
+{
+    fs_list_t *e;
+
+    for (e = engine->eps.next; e != &engine->eps; e = e->next) {
+        fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
+        if ((ep != failed) && (ep != reporter)) {
+            fs_ctrl_send(engine, ep, FS_CTRL_FAILED, failed->id);
+            ++engine->stats.notices_sent;
+        }
+    }
+    /* When another process reported the failure our own path to the
+     * process may still work: if it is alive after all (a mistaken
+     * suspicion), this tells it that it was excluded (17.3). */
+    if (reporter != NULL) {
+        fs_ctrl_send_ep(engine, failed, FS_CTRL_FAILED, failed->id, 1);
+    }
+}
+
+static void fs_rx_failed_notice(fs_engine_t *engine, fs_ep_t *from, uint64_t id)
+{
+    fs_ep_t *ep;
+
+    ++engine->stats.notices_received;
+    if (id == engine->my_id) {
+        /* 17.3: a process declared failed is excluded; it ends itself */
+        engine->host->excluded(engine->host_arg, from);
+        return;
+    }
+    ep = fs_engine_find_ep(engine, id);
+    if (ep != NULL) {
+        fs_peer_fail(engine, ep, NULL, from);
     }
 }
 
@@ -47,6 +138,12 @@ fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr)
             fs_ep_transition(ep, FS_EP_LEAVING);
         }
         return FS_OK;
+    case FS_CTRL_FAILED:
+        fs_rx_failed_notice(engine, ep, hdr->arg);
+        return FS_OK;
+    case FS_CTRL_ABORT:
+        engine->host->abort(engine->host_arg, ep, (int)(int64_t)hdr->arg);
+        return FS_OK;
     default:
         FS_WARN("unknown control message %u from %#llx", hdr->type,
                 (unsigned long long)hdr->sender);
@@ -54,44 +151,33 @@ fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr)
     }
 }
 
-static void fs_ctrl_op_done(fs_tl_op_t *op, fs_status_t status, size_t length)
+void fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep)
 {
-    (void)op;
-    (void)status;   /* a BYE or close to a dead peer may fail: nothing to do */
-    (void)length;
+    if (ep->rx_msgs >= ep->bye_expect) {
+        fs_peer_left(engine, ep);
+    }
 }
 
-static double fs_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fs_engine_leave_pending(const fs_engine_t *engine)
+/* Progresses until control messages and closes are out, or the deadline. */
+static void fs_ctrl_drain(fs_engine_t *engine, double deadline)
 {
     const fs_list_t *e;
+    int pending;
 
-    for (e = engine->eps.next; e != &engine->eps; e = e->next) {
-        const fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
-        if (ep->bye_op.busy || ep->close_op.busy) {
-            return 1;
+    do {
+        fs_engine_progress(engine);
+        pending = engine->ctrl_inflight > 0;
+        for (e = engine->eps.next; (e != &engine->eps) && !pending; e = e->next) {
+            pending = fs_container_of(e, fs_ep_t, elem)->close_op.busy;
         }
-    }
-    return 0;
+    } while (pending && (fs_now() < deadline));
 }
 
-static void fs_ep_say_bye(fs_engine_t *engine, fs_ep_t *ep)
+static void fs_ctrl_op_ignore(fs_tl_op_t *op, fs_status_t status, size_t length)
 {
-    fs_buf_t empty = {NULL, 0, NULL};
-
-    ep->bye_hdr.type   = FS_CTRL_BYE;
-    ep->bye_hdr.sender = engine->my_id;
-    ep->bye_hdr.arg    = ep->tx_msgs;
-    ep->bye_op.cb      = fs_ctrl_op_done;
-    (void)engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_CTRL, &ep->bye_hdr,
-                                  sizeof(ep->bye_hdr), &empty, 0, &ep->bye_op);
+    (void)op;
+    (void)status;
+    (void)length;
 }
 
 void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
@@ -100,25 +186,47 @@ void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
     size_t i;
 
     for (i = 0; i < count; ++i) {
-        if (!eps[i]->is_self && fs_ep_is_usable(eps[i])) {
-            fs_ep_say_bye(engine, eps[i]);
-        }
+        fs_ctrl_send(engine, eps[i], FS_CTRL_BYE, eps[i]->tx_msgs);
     }
     for (i = 0; i < count; ++i) {
         fs_ep_t *ep = eps[i];
         if (ep->tl_ep != NULL) {
-            ep->close_op.cb = fs_ctrl_op_done;
-            engine->tl_ops->ep_close(engine->tl, ep->tl_ep,
-                                     !fs_ep_is_usable(ep), &ep->close_op);
+            /* a flushing close waits for the BYE to be delivered */
+            ep->close_op.cb = fs_ctrl_op_ignore;
+            engine->tl_ops->ep_close(engine->tl, ep->tl_ep, !fs_ep_is_usable(ep),
+                                     &ep->close_op);
             ep->tl_ep = NULL;
         }
         fs_ep_transition(ep, FS_EP_CLOSED);
     }
-    while (fs_engine_leave_pending(engine) && (fs_now() < deadline)) {
-        fs_engine_progress(engine);
-    }
-    if (fs_engine_leave_pending(engine)) {
+    fs_ctrl_drain(engine, deadline);
+    if (engine->ctrl_inflight > 0) {
         FS_WARN("finalize: endpoints still closing after %d ms; giving up on them",
                 engine->params->finalize_timeout_ms);
     }
+}
+
+void fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
+                           int errcode)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        fs_ctrl_send(engine, eps[i], FS_CTRL_ABORT, (uint64_t)(int64_t)errcode);
+    }
+    fs_ctrl_drain(engine, fs_now() + 0.5);
+}
+
+/* ---- fault injection (tests) ------------------------------------------- */
+
+void fs_engine_inject(fs_engine_t *engine, uint64_t after, int sig)
+{
+    engine->inject_left = (after == 0) ? 1 : after;
+    engine->inject_sig  = sig;
+}
+
+void fs_engine_inject_fire(fs_engine_t *engine)
+{
+    FS_WARN("fault injection: killing this process with signal %d", engine->inject_sig);
+    engine->host->inject(engine->host_arg, engine->inject_sig);
 }

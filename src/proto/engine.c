@@ -38,7 +38,7 @@ static void fs_engine_ep_error(void *arg, void *ep_user, const fs_fault_row_t *r
     FS_DEBUG("endpoint %#llx: transport error %s (%d): %s",
              (unsigned long long)ep->id, row->name, row->code,
              fs_fault_class_name(row->cls));
-    fs_peer_fail(engine, ep, row);
+    fs_peer_fail(engine, ep, row, NULL);
 }
 
 static const fs_tl_upcalls_t fs_engine_upcalls = {
@@ -87,6 +87,7 @@ fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **eng
     engine->my_id        = config->my_id;
     engine->multi_thread = config->multi_thread;
     engine->unexpected_limit = (size_t)config->params->max_unexpected_mb << 20;
+    engine->inject_left      = UINT64_MAX;
     fs_list_init(&engine->comms_list);
     fs_list_init(&engine->early);
     fs_list_init(&engine->eps);

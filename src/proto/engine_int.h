@@ -6,6 +6,7 @@
 #include "common/fs_log.h"
 #include "common/fs_mpool.h"
 #include "endpoint/seq.h"
+#include "queues/deadpeer.h"
 
 #include <pthread.h>
 
@@ -46,6 +47,13 @@ struct fs_msg {
     uint8_t          inline_data[FS_MSG_INLINE];
 };
 
+/* A control message in flight (ctrl.c). */
+typedef struct fs_ctrl_req {
+    fs_tl_op_t     op;
+    fs_hdr_ctrl_t  hdr;
+    fs_engine_t   *engine;
+} fs_ctrl_req_t;
+
 /* ---- communicators ----------------------------------------------------- */
 
 typedef struct fs_comm_peer {
@@ -54,6 +62,7 @@ typedef struct fs_comm_peer {
     fs_seq_rx_t    rx;
     uint16_t       tx_seq;
     uint32_t       lost;        /* messages dropped for lack of memory */
+    fs_dp_poison_t poison;      /* tags whose receives failed (dead peer) */
 } fs_comm_peer_t;
 
 struct fs_comm {
@@ -66,6 +75,13 @@ struct fs_comm {
     fs_mq_t          mq;
     uint32_t         lost_total;
     fs_comm_peer_t  *peers;
+    /* intercommunicators: the local group, for failure containment */
+    fs_ep_t        **local_eps;
+    uint32_t         local_size;
+    uint8_t          anysrc_disabled;   /* 17.6: until reenabled */
+    uint8_t          coll_inactive;     /* 17.7: for good (validate is later) */
+    uint8_t          poisoned;          /* some bin has poisoned tags */
+    uint64_t         acked_epoch;       /* failures acknowledged by reenable/ack */
 };
 
 /* ---- engine ------------------------------------------------------------ */
@@ -89,6 +105,10 @@ struct fs_engine {
     fs_ep_t               *self_ep;
 
     fs_mpool_t             msg_pool;
+    fs_mpool_t             ctrl_pool;
+    unsigned               ctrl_inflight;
+    uint64_t               inject_left;     /* messages until injected death */
+    int                    inject_sig;
     fs_mpool_t             copy_pools[FS_COPY_CLASSES];
     size_t                 unexpected_bytes;
     size_t                 unexpected_limit;
@@ -125,6 +145,7 @@ fs_status_t fs_recv_deliver(fs_engine_t *engine, fs_recv_t *rreq, fs_msg_t *msg)
 fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
                            const fs_tl_rx_t *rx);
 void        fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status);
+fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 
 /* send.c */
 void        fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status);
@@ -138,6 +159,17 @@ void        fs_comm_discard_parked(fs_comm_t *comm, fs_ep_t *ep);
 /* ctrl.c */
 fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr);
 void        fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep);
+void        fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed,
+                                   fs_ep_t *reporter);
+void        fs_engine_inject_fire(fs_engine_t *engine);
+
+/* Counts a message toward pml_failstop_inject (UINT64_MAX: never). */
+static inline void fs_engine_count_msg(fs_engine_t *engine)
+{
+    if (fs_unlikely(--engine->inject_left == 0)) {
+        fs_engine_inject_fire(engine);
+    }
+}
 
 /* Counts a matching message taken from ep (its BYE announces how many). */
 static inline void fs_ep_count_rx(fs_engine_t *engine, fs_ep_t *ep)
@@ -150,7 +182,12 @@ static inline void fs_ep_count_rx(fs_engine_t *engine, fs_ep_t *ep)
 
 /* peer.c */
 fs_status_t fs_peer_status(const fs_ep_t *ep);
-void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);
+/* ep failed: row is the transport's classification, or NULL when reporter
+ * (another process) told us. */
+void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
+                         fs_ep_t *reporter);
+/* A receive from peer with this tag ended with the failure error. */
+void        fs_comm_poison(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);
 void        fs_req_track(fs_req_t *req);
 void        fs_req_untrack(fs_req_t *req);

@@ -30,7 +30,11 @@ typedef struct fs_hdr_ctrl {
 enum {
     /* The sender is finalizing; arg = matching messages it sent to us.  Once
      * we have taken that many, the peer has left: never a failure. */
-    FS_CTRL_BYE = 1
+    FS_CTRL_BYE    = 1,
+    /* The process named by arg (its id) has failed. */
+    FS_CTRL_FAILED = 2,
+    /* The sender called MPI_Abort; arg = the error code. */
+    FS_CTRL_ABORT  = 3
 };
 
 _Static_assert(sizeof(fs_hdr_match_t) == 16, "match header is 16 bytes");

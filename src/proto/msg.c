@@ -23,6 +23,8 @@ fs_status_t fs_msg_pools_init(fs_engine_t *engine)
 
     fs_mpool_init(&engine->msg_pool, "msg", sizeof(fs_msg_t), 128, 0,
                   &engine->stats.pool_grows);
+    /* control messages are rare (failures, finalize): not counted */
+    fs_mpool_init(&engine->ctrl_pool, "ctrl", sizeof(fs_ctrl_req_t), 32, 0, NULL);
     for (i = 0; i < FS_COPY_CLASSES; ++i) {
         fs_mpool_init(&engine->copy_pools[i], "eager-copy", fs_copy_class_size[i],
                       fs_copy_class_chunk[i], 0, &engine->stats.pool_grows);
@@ -35,6 +37,7 @@ void fs_msg_pools_cleanup(fs_engine_t *engine)
     unsigned i;
 
     fs_mpool_cleanup(&engine->msg_pool);
+    fs_mpool_cleanup(&engine->ctrl_pool);
     for (i = 0; i < FS_COPY_CLASSES; ++i) {
         fs_mpool_cleanup(&engine->copy_pools[i]);
     }

@@ -1,4 +1,15 @@
-/* What happens to operations when a peer fails or leaves. */
+/* What a peer's failure (or departure) does to operations and communicators.
+ *
+ * Fail-stop semantics (MPI-FT draft 17.6-17.7), applied when this process
+ * learns of a new failure of P, from its transport or from another process:
+ *  - every operation in flight on P ends with MPI_ERR_RANK_FAIL_STOP;
+ *  - posted receives naming P end the same way, and their tags are poisoned
+ *    (src/queues/deadpeer.h); messages P sent before failing and that are
+ *    fully received stay deliverable, later ones are discarded (recv.c);
+ *  - on every communicator containing P, MPI_ANY_SOURCE is disabled
+ *    (pending wildcard receives end) and the communicator becomes
+ *    collectively inactive (all collective traffic on it ends);
+ *  - the other processes are told (ctrl.c). */
 #include "proto/engine_int.h"
 #include "failure/fault_status.h"
 
@@ -57,55 +68,170 @@ fs_status_t fs_peer_flush_status(const fs_ep_t *ep, fs_status_t status)
     return FS_ERR_LOCAL;
 }
 
+/* Ends a request early; a transport op it still has is asked to stop and
+ * reports the request idle when it does. */
+static void fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
+{
+    fs_req_untrack(req);
+    fs_list_init(&req->ep_elem);
+    /* complete first: a cancel may run the op callback at once, which then
+     * only reports the request idle */
+    if (req->flags & FS_REQ_F_RECV) {
+        fs_recv_finish(engine, fs_container_of(req, fs_recv_t, super), status);
+    } else {
+        fs_send_finish(engine, fs_container_of(req, fs_send_t, super), status);
+    }
+    engine->tl_ops->cancel(engine->tl, &req->op);
+}
+
 static void fs_peer_complete_inflight(fs_engine_t *engine, fs_ep_t *ep,
                                       fs_status_t status)
 {
     fs_list_t *e;
 
-    while ((e = fs_list_pop_head(&ep->inflight)) != NULL) {
-        fs_req_t *req = fs_container_of(e, fs_req_t, ep_elem);
-
-        fs_list_init(&req->ep_elem);
-        req->flags &= (uint8_t)~FS_REQ_F_INFLIGHT;
-        /* complete first: a cancel may run the op callback at once, which
-         * then only reports the request idle */
-        if (req->flags & FS_REQ_F_RECV) {
-            fs_recv_finish(engine, fs_container_of(req, fs_recv_t, super), status);
-        } else {
-            fs_send_finish(engine, fs_container_of(req, fs_send_t, super), status);
-        }
-        engine->tl_ops->cancel(engine->tl, &req->op);
+    while ((e = ep->inflight.next) != &ep->inflight) {
+        fs_req_abort(engine, fs_container_of(e, fs_req_t, ep_elem), status);
     }
 }
 
-/* Posted receives that name ep as their source can never be satisfied. */
-static void fs_peer_complete_posted(fs_engine_t *engine, fs_ep_t *ep,
-                                    fs_status_t status)
+/* Ends a posted receive that named a failed peer; its tag is poisoned. */
+static void fs_recv_fail_posted(fs_comm_t *comm, fs_comm_peer_t *peer,
+                                fs_recv_t *rreq, fs_status_t status)
 {
-    fs_list_t *c, *e;
+    fs_list_remove(&rreq->mq.elem);
+    rreq->super.ep = peer->ep;
+    if (status == FS_ERR_PEER_FAILED) {
+        fs_comm_poison(comm, peer, rreq->mq.tag);
+    }
+    fs_recv_finish(comm->engine, rreq, status);
+}
+
+void fs_comm_poison(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag)
+{
+    fs_list_t *e, *next;
+
+    (void)fs_dp_poison_tag(&peer->poison, tag);
+    comm->poisoned = 1;
+    /* buffered messages no receive naming the peer may take any more must
+     * not reach a wildcard receive either (it would overtake them) */
+    for (e = peer->bin.unexpected.next; e != &peer->bin.unexpected; e = next) {
+        fs_msg_t *msg = fs_container_of(e, fs_msg_t, mq.src_elem);
+        next = e->next;
+        if (fs_dp_blocks_message(&peer->poison, msg->mq.tag)) {
+            fs_mq_remove_unexpected(&comm->mq, &msg->mq);
+            ++comm->engine->stats.discarded_after_failure;
+            fs_msg_free(comm->engine, msg);
+        }
+    }
+}
+
+/* Ends the receives of a list: all (coll < 0), collective ones (1) or
+ * point-to-point ones (0). */
+static void fs_comm_fail_list(fs_comm_t *comm, fs_list_t *list, int tags_negative,
+                              fs_status_t status)
+{
+    fs_list_t *e, *next;
+
+    for (e = list->next; e != list; e = next) {
+        fs_recv_t *rreq = fs_container_of(e, fs_recv_t, mq.elem);
+        next = e->next;
+        if ((tags_negative < 0) || (fs_mq_tag_is_coll(rreq->mq.tag) == tags_negative)) {
+            fs_list_remove(&rreq->mq.elem);
+            fs_recv_finish(comm->engine, rreq, status);
+        }
+    }
+}
+
+/* The communicator becomes collectively inactive: every collective
+ * operation on it, pending or new, ends with the failure class (17.7). */
+static void fs_comm_fail_collectives(fs_comm_t *comm)
+{
+    fs_engine_t *engine = comm->engine;
+    fs_list_t *e, *next, *q;
     uint32_t r;
 
-    for (c = engine->comms_list.next; c != &engine->comms_list; c = c->next) {
-        fs_comm_t *comm = fs_container_of(c, fs_comm_t, elem);
-
-        for (r = 0; r < comm->size; ++r) {
-            if (comm->peers[r].ep != ep) {
-                continue;
-            }
-            while ((e = fs_list_pop_head(&comm->peers[r].bin.posted)) != NULL) {
-                fs_recv_t *rreq = fs_container_of(e, fs_recv_t, mq.elem);
-                fs_list_init(&rreq->mq.elem);
-                rreq->super.ep = ep;
-                fs_recv_finish(engine, rreq, status);
+    comm->coll_inactive = 1;
+    for (r = 0; r < comm->size; ++r) {
+        fs_comm_fail_list(comm, &comm->peers[r].bin.posted, 1, FS_ERR_COLL_INACTIVE);
+    }
+    fs_comm_fail_list(comm, &comm->mq.wild_posted, 1, FS_ERR_COLL_INACTIVE);
+    for (e = comm->mq.unexpected_all.next; e != &comm->mq.unexpected_all; e = next) {
+        fs_msg_t *msg = fs_container_of(e, fs_msg_t, mq.all_elem);
+        next = e->next;
+        if (!fs_mq_tag_is_coll(msg->mq.tag)) {
+            continue;
+        }
+        fs_mq_remove_unexpected(&comm->mq, &msg->mq);
+        if (msg->kind == FS_MSG_SELF) {
+            fs_send_finish(engine, msg->self_sreq, FS_ERR_COLL_INACTIVE);
+        }
+        fs_msg_free(engine, msg);   /* a rendezvous sender is released */
+    }
+    for (q = engine->eps.next; q != &engine->eps; q = q->next) {
+        fs_ep_t *ep = fs_container_of(q, fs_ep_t, elem);
+        for (e = ep->inflight.next; e != &ep->inflight; e = next) {
+            fs_req_t *req = fs_container_of(e, fs_req_t, ep_elem);
+            fs_send_t *sreq = fs_container_of(req, fs_send_t, super);
+            next = e->next;
+            if (!(req->flags & FS_REQ_F_RECV) && (sreq->comm == comm) &&
+                fs_mq_tag_is_coll(sreq->hdr.tag)) {
+                fs_req_abort(engine, req, FS_ERR_COLL_INACTIVE);
             }
         }
-        fs_comm_discard_parked(comm, ep);
     }
 }
 
-void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row)
+static int fs_comm_contains(const fs_comm_t *comm, const fs_ep_t *ep)
+{
+    uint32_t r;
+
+    for (r = 0; r < comm->size; ++r) {
+        if (comm->peers[r].ep == ep) {
+            return 1;
+        }
+    }
+    for (r = 0; r < comm->local_size; ++r) {
+        if (comm->local_eps[r] == ep) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A member of comm failed (status FS_ERR_PEER_FAILED) or broke locally. */
+static void fs_comm_peer_failed(fs_comm_t *comm, fs_ep_t *ep, fs_status_t status)
+{
+    fs_list_t *e;
+    uint32_t r;
+
+    for (r = 0; r < comm->size; ++r) {
+        fs_comm_peer_t *peer = &comm->peers[r];
+        if (peer->ep != ep) {
+            continue;
+        }
+        while ((e = peer->bin.posted.next) != &peer->bin.posted) {
+            fs_recv_fail_posted(comm, peer, fs_container_of(e, fs_recv_t, mq.elem),
+                                status);
+        }
+    }
+    fs_comm_discard_parked(comm, ep);
+    if ((status != FS_ERR_PEER_FAILED) || !fs_comm_contains(comm, ep)) {
+        return;
+    }
+    if (!comm->anysrc_disabled) {
+        comm->anysrc_disabled = 1;
+        fs_comm_fail_list(comm, &comm->mq.wild_posted, 0, FS_ERR_ANYSRC_DISABLED);
+    }
+    if (!comm->coll_inactive) {
+        fs_comm_fail_collectives(comm);
+    }
+}
+
+void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
+                  fs_ep_t *reporter)
 {
     fs_status_t status;
+    fs_list_t *c;
 
     if (ep->is_self || fs_ep_is_gone(ep)) {
         /* already failed, or left normally: leaving is not failing */
@@ -116,22 +242,24 @@ void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row)
     ep->fail_epoch = ++engine->fail_epoch;
     status         = fs_peer_status(ep);
     ++engine->stats.peers_failed;
-    if (status == FS_ERR_PEER_FAILED) {
-        FS_INFO("peer %#llx failed: %s", (unsigned long long)ep->id,
-                (row != NULL) ? row->name : "reported");
-    } else {
+    if (status != FS_ERR_PEER_FAILED) {
         FS_ERROR("endpoint to %#llx broke locally: %s (%s); not blaming the peer",
                  (unsigned long long)ep->id, row->name, row->reason);
     }
     fs_peer_complete_inflight(engine, ep, status);
-    fs_peer_complete_posted(engine, ep, status);
-    if ((status == FS_ERR_PEER_FAILED) && (engine->host->peer_failed != NULL)) {
-        engine->host->peer_failed(engine->host_arg, ep);
+    for (c = engine->comms_list.next; c != &engine->comms_list; c = c->next) {
+        fs_comm_peer_failed(fs_container_of(c, fs_comm_t, elem), ep, status);
+    }
+    if (status == FS_ERR_PEER_FAILED) {
+        fs_ctrl_notify_failure(engine, ep, reporter);
+        engine->host->peer_failed(engine->host_arg, ep, reporter != NULL);
     }
 }
 
 void fs_peer_left(fs_engine_t *engine, fs_ep_t *ep)
 {
+    fs_list_t *c;
+
     if (!fs_ep_transition(ep, FS_EP_LEFT)) {
         return;
     }
@@ -139,5 +267,7 @@ void fs_peer_left(fs_engine_t *engine, fs_ep_t *ep)
     FS_DEBUG("peer %#llx finalized", (unsigned long long)ep->id);
     /* everything it sent has been taken: receives still naming it would
      * wait forever; they end with a plain error, never a failure */
-    fs_peer_complete_posted(engine, ep, FS_ERR_PEER_LEFT);
+    for (c = engine->comms_list.next; c != &engine->comms_list; c = c->next) {
+        fs_comm_peer_failed(fs_container_of(c, fs_comm_t, elem), ep, FS_ERR_PEER_LEFT);
+    }
 }

@@ -6,6 +6,7 @@ fs_status_t fs_probe(fs_comm_t *comm, int32_t src, int32_t tag, int remove,
 {
     fs_comm_peer_t *peer = NULL;
     fs_mq_msg_t *found;
+    fs_status_t status;
     fs_msg_t *msg;
 
     *found_p = 0;
@@ -14,6 +15,10 @@ fs_status_t fs_probe(fs_comm_t *comm, int32_t src, int32_t tag, int remove,
             return FS_ERR_INVALID;
         }
         peer = &comm->peers[src];
+    }
+    status = fs_recv_precheck(comm, peer, tag);
+    if (status != FS_OK) {
+        return status;      /* wildcard probes are disabled too (17.6) */
     }
     found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL, tag);
     if (found == NULL) {

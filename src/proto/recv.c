@@ -40,6 +40,10 @@ static void fs_recv_fetch_done(fs_tl_op_t *op, fs_status_t status, size_t length
     }
     if (status == FS_OK) {
         status = rreq->super.status;    /* FS_OK or FS_ERR_TRUNCATE, set at start */
+    } else if ((status == FS_ERR_PEER_FAILED) && (rreq->mq.src != FS_ANY_SOURCE)) {
+        /* the payload can no longer be fetched: later receives that could
+         * match it fail too (rule c) */
+        fs_comm_poison(rreq->comm, &rreq->comm->peers[rreq->src_out], rreq->mq.tag);
     }
     fs_recv_finish(rreq->super.engine, rreq, status);
 }
@@ -102,10 +106,19 @@ static fs_status_t fs_rx_in_order(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
 {
     fs_engine_t *engine  = comm->engine;
     fs_comm_peer_t *peer = &comm->peers[rank];
-    fs_mq_recv_t *posted = fs_mq_match_posted(&comm->mq, &peer->bin, msg->mq.tag);
+    fs_mq_recv_t *posted;
     fs_msg_t *stored;
     fs_status_t status;
 
+    if (fs_unlikely(fs_mq_tag_is_coll(msg->mq.tag)) && comm->coll_inactive) {
+        /* no collective can run on this communicator any more (17.7) */
+        ++engine->stats.discarded_after_failure;
+        if (msg->is_stored) {
+            fs_msg_free(engine, msg);
+        }
+        return FS_OK;
+    }
+    posted = fs_mq_match_posted(&comm->mq, &peer->bin, msg->mq.tag);
     if (fs_likely(posted != NULL)) {
         fs_recv_t *rreq = fs_container_of(posted, fs_recv_t, mq);
         status = fs_recv_deliver(engine, rreq, msg);
@@ -225,6 +238,7 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
     fresh.desc      = rndv ? rx->desc : NULL;
     fresh.self_sreq = NULL;
     ++engine->stats.msgs_received;
+    fs_engine_count_msg(engine);
 
     if (fs_unlikely(comm == NULL)) {
         return fs_rx_stash_early(engine, &fresh, rx);
@@ -258,11 +272,27 @@ static int fs_recv_take_lost(fs_comm_t *comm, fs_comm_peer_t *peer)
     return 1;
 }
 
+/* The failure rules a new receive or probe meets before matching: FS_OK,
+ * or the error it must end with at once. */
+fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag)
+{
+    if (fs_unlikely(fs_mq_tag_is_coll(tag)) && comm->coll_inactive) {
+        return FS_ERR_COLL_INACTIVE;
+    }
+    if (peer == NULL) {
+        return fs_unlikely(comm->anysrc_disabled) ? FS_ERR_ANYSRC_DISABLED : FS_OK;
+    }
+    if (fs_unlikely(comm->poisoned) && fs_dp_blocks(&peer->poison, tag)) {
+        return FS_ERR_PEER_FAILED;
+    }
+    return FS_OK;
+}
+
 fs_status_t fs_recv_start(fs_recv_t *rreq)
 {
-    fs_comm_t *comm     = rreq->comm;
-    fs_engine_t *engine = comm->engine;
-    int32_t src         = rreq->mq.src;
+    fs_comm_t *comm      = rreq->comm;
+    fs_engine_t *engine  = comm->engine;
+    int32_t src          = rreq->mq.src;
     fs_comm_peer_t *peer = NULL;
     fs_mq_msg_t *found;
     fs_status_t status;
@@ -275,11 +305,11 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
         peer = &comm->peers[src];
     }
     if (fs_unlikely(comm->lost_total != 0) && fs_recv_take_lost(comm, peer)) {
-        return FS_ERR_NO_MEMORY;
-    }
-    found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL,
-                                  rreq->mq.tag);
-    if (found != NULL) {
+        status = FS_ERR_NO_MEMORY;
+    } else if ((status = fs_recv_precheck(comm, peer, rreq->mq.tag)) != FS_OK) {
+        /* failure rules end it before matching */
+    } else if ((found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL,
+                                              rreq->mq.tag)) != NULL) {
         fs_mq_remove_unexpected(&comm->mq, found);
         status = fs_recv_deliver(engine, rreq, fs_container_of(found, fs_msg_t, mq));
     } else if ((peer != NULL) && fs_unlikely(!fs_ep_is_usable(peer->ep))) {
@@ -287,6 +317,10 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
     } else {
         fs_mq_post(&comm->mq, (peer != NULL) ? &peer->bin : NULL, &rreq->mq);
         return FS_INPROGRESS;
+    }
+    if ((peer != NULL) && fs_unlikely(status == FS_ERR_PEER_FAILED)) {
+        /* rule c: later receives that could match what this one could fail */
+        fs_comm_poison(comm, peer, rreq->mq.tag);
     }
     if (status != FS_INPROGRESS) {
         rreq->super.status  = status;

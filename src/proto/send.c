@@ -87,6 +87,7 @@ static fs_status_t fs_send_self(fs_engine_t *engine, fs_send_t *sreq)
     fresh.desc      = NULL;
     fresh.self_sreq = sreq;
     ++engine->stats.msgs_sent;
+    fs_engine_count_msg(engine);
 
     posted = fs_mq_match_posted(&comm->mq, &peer->bin, fresh.mq.tag);
     if (posted != NULL) {
@@ -124,6 +125,7 @@ static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
         ++peer->tx_seq;
         ++ep->tx_msgs;
         ++engine->stats.msgs_sent;
+        fs_engine_count_msg(engine);
     }
     return status;
 }
@@ -135,7 +137,8 @@ fs_status_t fs_send_try(fs_send_t *sreq)
     fs_status_t status;
 
     if (fs_unlikely(!fs_ep_is_usable(peer->ep) || peer->ep->is_self ||
-                    (sreq->mode == FS_SEND_SYNC))) {
+                    (sreq->mode == FS_SEND_SYNC) ||
+                    ((sreq->hdr.tag < 0) && comm->coll_inactive))) {
         return FS_ERR_AGAIN;
     }
     sreq->super.ep = peer->ep;
@@ -155,6 +158,8 @@ fs_status_t fs_send_start(fs_send_t *sreq)
     sreq->super.flags = 0;
     if (fs_unlikely(!fs_ep_is_usable(ep))) {
         status = fs_peer_status(ep);
+    } else if (fs_unlikely(sreq->hdr.tag < 0) && comm->coll_inactive) {
+        status = FS_ERR_COLL_INACTIVE;
     } else if (fs_unlikely(ep->is_self)) {
         status = fs_send_self(engine, sreq);
     } else {

@@ -52,6 +52,13 @@ typedef struct fs_mq {
     size_t     num_unexpected;
 } fs_mq_t;
 
+/* Open MPI's collectives and communicator setup use negative tags; a
+ * receive's MPI_ANY_TAG is negative too but is point-to-point. */
+static inline int fs_mq_tag_is_coll(int32_t tag)
+{
+    return (tag < 0) && (tag != FS_ANY_TAG);
+}
+
 static inline int fs_mq_tag_matches(int32_t wanted, int32_t tag)
 {
     return (wanted == tag) || ((wanted == FS_ANY_TAG) && (tag >= 0));

@@ -28,6 +28,18 @@
 #   FS_TEST_NPS       rank counts (default: "2 3 4")
 #   FS_TEST_TIMEOUT   hard limit per run in seconds (default: 60)
 #   FS_ASAN=1         export ASAN_OPTIONS=detect_leaks=0 to the ranks
+#   FS_TEST_REPEAT    runs of each fault test (FS_TEST_FAULT: 1) per rank
+#                     count and config (default 1; CI loops them)
+#   FS_TEST_FAULT_NPS rank counts for fault tests (default: each test's own)
+#
+# A test's leading comment may hold lines " * FS_TEST_<KEY>: value":
+#   NPS             rank counts for this test (instead of FS_TEST_NPS)
+#   OPTS            extra mpirun options (e.g. --mca pml_failstop_inject ...)
+#   RUN_OPTS        failstop-run options (e.g. --kill 2@1.5), before the rest
+#   FAULT           1: a fault-injection test (repeated FS_TEST_REPEAT times)
+#   EXPECT          "abort": the job must end with a non-zero status, promptly,
+#                   and print EXPECT_OUTPUT (an extended regex) on stderr/stdout
+#   EXPECT_OUTPUT   see EXPECT
 set -u -o pipefail
 
 die() { echo "run.sh: $*" >&2; exit 2; }
@@ -136,31 +148,66 @@ show_output() {
     done
 }
 
+# The value of " * FS_TEST_<key>: value" in a test's source, or nothing.
+meta() {
+    sed -n "s/^ \* FS_TEST_$2: *//p" "$SRCDIR/$1.c" | head -n 1
+}
+
+# A test that must end the job (MPI_ERRORS_ARE_FATAL): non-zero status, not a
+# hang, and the expected message.
+verdict_abort() {
+    local rc=$1 out=$2 err=$3 want=$4
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "timeout after ${TMO}s: the job did not abort"; return
+    fi
+    [ "$rc" -ne 0 ] || { echo "exit status 0, want an aborted job"; return; }
+    cat "$out" "$err" | grep -Eq "$want" || echo "no output matching /$want/"
+}
+
 PASSED=0
 FAILED=()
 T0=$(now_us)
 for name in "${TESTS[@]}"; do
     bin="$BUILD/tests/mpi/$name"
-    for np in $NPS; do
+    test_nps=$(meta "$name" NPS)
+    test_opts=$(meta "$name" OPTS)
+    run_opts=$(meta "$name" RUN_OPTS)
+    expect=$(meta "$name" EXPECT)
+    expect_out=$(meta "$name" EXPECT_OUTPUT)
+    repeat=1
+    if [ "$(meta "$name" FAULT)" = 1 ]; then
+        repeat=${FS_TEST_REPEAT:-1}
+        test_nps=${FS_TEST_FAULT_NPS:-$test_nps}
+    fi
+    read -r -a topts <<< "$test_opts"
+    read -r -a ropts <<< "$run_opts"
+    for np in ${test_nps:-$NPS}; do
         for cfg in $CONFIGS; do
+          for ((it = 1; it <= repeat; it++)); do
             case $cfg in
             shm) opts=("${SHM_OPTS[@]}") ;;
             tcp) opts=("${TCP_OPTS[@]}") ;;
             *) die "unknown config '$cfg' (shm or tcp)" ;;
             esac
             tag="$name np=$np $cfg"
+            [ "$repeat" -gt 1 ] && tag="$tag #$it"
             out="$LOGDIR/run.stdout"
             err="$LOGDIR/run.stderr"
             t1=$(now_us)
             if [ -x "$bin" ]; then
-                setsid -w timeout -k 5 "$TMO" "${LAUNCHER[@]}" "${EXTRA[@]}" \
-                    "${opts[@]}" -np "$np" "$bin" >"$out" 2>"$err" &
+                setsid -w timeout -k 5 "$TMO" "${LAUNCHER[@]}" "${ropts[@]}" \
+                    "${EXTRA[@]}" "${opts[@]}" "${topts[@]}" -np "$np" "$bin" \
+                    >"$out" 2>"$err" &
                 sid=$!
                 wait "$sid"
                 rc=$?
                 reap_session "$sid"
                 sid=""
-                why=$(verdict "$name" "$np" "$rc" "$out")
+                if [ "$expect" = abort ]; then
+                    why=$(verdict_abort "$rc" "$out" "$err" "$expect_out")
+                else
+                    why=$(verdict "$name" "$np" "$rc" "$out")
+                fi
             else
                 : >"$out"; : >"$err"
                 why="binary $bin missing"
@@ -174,6 +221,7 @@ for name in "${TESTS[@]}"; do
                 show_output "$out" "$err"
                 FAILED+=("$tag")
             fi
+          done
         done
     done
 done

@@ -1,0 +1,145 @@
+/* Failure handling on the Open MPI side: telling the user which rank
+ * failed, MPI_Abort that really ends the job under --enable-recovery, a
+ * process excluded by a (possibly mistaken) failure report, and the
+ * pml_failstop_inject test hook. */
+#include "ompi/ompi_int.h"
+#include "common/fs_log.h"
+
+#include "orte/mca/errmgr/errmgr.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static orte_errmgr_base_module_abort_peers_fn_t fs_ompi_orig_abort_peers;
+
+static unsigned fs_ompi_rank_of(const fs_ep_t *ep)
+{
+    return ((const ompi_proc_t *)ep->host)->super.proc_name.vpid;
+}
+
+void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported)
+{
+    (void)host_arg;
+    /* names the failed rank: with MPI_ERRORS_ARE_FATAL the job then aborts
+     * with Open MPI's message for the error class */
+    FS_WARN("process %u (rank in MPI_COMM_WORLD) failed%s", fs_ompi_rank_of(ep),
+            reported ? " (reported by another process)" : "");
+}
+
+static void fs_ompi_mark(const char *what, int code)
+{
+    const char *dir = getenv("FAILSTOP_STATUS_DIR");
+    char path[4096];
+    FILE *f;
+
+    if ((dir == NULL) || (*dir == '\0')) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/%s.%u", dir, what, OMPI_PROC_MY_NAME->vpid);
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "%d\n", code);
+        fclose(f);
+    }
+}
+
+void fs_ompi_abort(void *host_arg, fs_ep_t *from, int errcode)
+{
+    (void)host_arg;
+    fprintf(stderr, "[failstop:%u] process %u called MPI_Abort(%d): ending this "
+            "process too\n", OMPI_PROC_MY_NAME->vpid, fs_ompi_rank_of(from), errcode);
+    fs_ompi_mark("aborted", errcode);
+    _exit(errcode != 0 ? errcode : 1);
+}
+
+void fs_ompi_excluded(void *host_arg, fs_ep_t *by)
+{
+    (void)host_arg;
+    fprintf(stderr, "[failstop:%u] process %u reported this process as failed; a "
+            "failed process is excluded from the job (MPI-FT 17.3): ending it\n",
+            OMPI_PROC_MY_NAME->vpid, fs_ompi_rank_of(by));
+    _exit(1);
+}
+
+void fs_ompi_inject(void *host_arg, int sig)
+{
+    (void)host_arg;
+    /* failstop-run --strict counts a rank that left this marker as killed
+     * on purpose */
+    fs_ompi_mark("injected", sig);
+    raise(sig);
+}
+
+/* Open MPI's MPI_Abort asks the runtime to kill the communicator's peers,
+ * which ORTE does not do under --enable-recovery: failstop tells them. */
+static int fs_ompi_abort_peers(orte_process_name_t *procs, orte_std_cntr_t num_procs,
+                               int error_code)
+{
+    fs_ep_t **eps = calloc(num_procs ? num_procs : 1, sizeof(*eps));
+    orte_std_cntr_t i, n = 0;
+
+    fs_ompi_mark("aborted", error_code);
+    if ((eps != NULL) && (fs_ompi.engine != NULL)) {
+        for (i = 0; i < num_procs; ++i) {
+            ompi_proc_t *proc = ompi_proc_find((ompi_process_name_t *)&procs[i]);
+            if ((proc != NULL) &&
+                (proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] != NULL)) {
+                eps[n++] = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+            }
+        }
+        fs_ompi_lock();
+        fs_engine_abort_peers(fs_ompi.engine, eps, n, error_code);
+        fs_ompi_unlock();
+    }
+    free(eps);
+    return (fs_ompi_orig_abort_peers != NULL) ?
+           fs_ompi_orig_abort_peers(procs, num_procs, error_code) : ORTE_ERR_NOT_IMPLEMENTED;
+}
+
+void fs_ompi_failure_init(void)
+{
+    fs_ompi_orig_abort_peers = orte_errmgr.abort_peers;
+    orte_errmgr.abort_peers  = fs_ompi_abort_peers;
+}
+
+void fs_ompi_failure_fini(void)
+{
+    if (orte_errmgr.abort_peers == fs_ompi_abort_peers) {
+        orte_errmgr.abort_peers = fs_ompi_orig_abort_peers;
+    }
+}
+
+/* pml_failstop_inject = "RANK:after=N[:SIGNAL]" (SIGNAL by number or name). */
+int fs_ompi_inject_setup(const char *spec)
+{
+    unsigned long long after;
+    char signame[32] = "KILL";
+    int rank, sig, n;
+
+    if ((spec == NULL) || (*spec == '\0')) {
+        return OMPI_SUCCESS;
+    }
+    n = sscanf(spec, "%d:after=%llu:%31s", &rank, &after, signame);
+    if (n < 2) {
+        FS_ERROR("pml_failstop_inject: '%s' is not RANK:after=N[:SIGNAL]", spec);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    sig = atoi(signame);
+    if (sig <= 0) {
+        const char *name = strncmp(signame, "SIG", 3) ? signame : signame + 3;
+        sig = !strcmp(name, "KILL") ? SIGKILL : !strcmp(name, "TERM") ? SIGTERM :
+              !strcmp(name, "STOP") ? SIGSTOP : !strcmp(name, "SEGV") ? SIGSEGV :
+              !strcmp(name, "ABRT") ? SIGABRT : 0;
+    }
+    if (sig <= 0) {
+        FS_ERROR("pml_failstop_inject: unknown signal '%s'", signame);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if ((unsigned)rank == OMPI_PROC_MY_NAME->vpid) {
+        fs_engine_inject(fs_ompi.engine, after, sig);
+    }
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,226 @@
+/* Fail-stop semantics in the engine (MPI-FT draft 17.3-17.8), without MPI:
+ * each test fails a peer through the fake transport and checks one rule. */
+#include "fixture.h"
+
+#include <signal.h>
+
+TestSuite(failure, .init = setup, .fini = teardown, .timeout = 20);
+
+#define UCS_ERR_CONNECTION_RESET (-25)
+
+/* Engine `at` learns from its transport that `who` died. */
+static void kill_peer(int at, int who)
+{
+    fake_fail_ep(eps[at][who]->tl_ep, UCS_ERR_CONNECTION_RESET);
+}
+
+Test(failure, wildcards_disabled_until_reenabled)
+{
+    uint8_t v = 5, x = 0;
+    treq_t w, s, w2;
+    int32_t ranks[NENG];
+
+    recv_msg(&w, 0, FS_ANY_SOURCE, 3, &x, 1);
+    kill_peer(0, 1);
+    cr_assert(w.done, "the pending wildcard receive ended");
+    cr_expect_eq(w.u.r.super.status, FS_ERR_ANYSRC_DISABLED);
+    send_msg(&s, 2, 0, 3, &v, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect_eq(recv_msg(&w2, 0, FS_ANY_SOURCE, 3, &x, 1), FS_ERR_ANYSRC_DISABLED,
+                 "new wildcard receives fail at once");
+    cr_expect_eq(recv_msg(&w2, 0, 2, 3, &x, 1), FS_OK, "specific ones still work");
+    cr_expect_eq(x, 5);
+    cr_expect(!fs_comm_any_source_enabled(comm[0]));
+    fs_comm_reenable_any_source(comm[0]);
+    cr_expect_eq(fs_comm_failed_ranks(comm[0], FS_COMM_REMOTE, 1, ranks, NENG), 1);
+    cr_expect_eq(ranks[0], 1);
+    v = 6;
+    send_msg(&s, 2, 0, 3, &v, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect_eq(recv_msg(&w2, 0, FS_ANY_SOURCE, 3, &x, 1), FS_OK, "re-enabled");
+    cr_expect_eq(x, 6);
+    cr_expect_eq(w2.u.r.src_out, 2);
+}
+
+Test(failure, a_new_failure_disables_wildcards_again)
+{
+    uint8_t x;
+    treq_t w;
+
+    kill_peer(0, 1);
+    fs_comm_reenable_any_source(comm[0]);
+    cr_expect_eq(fs_comm_failed_ranks(comm[0], FS_COMM_REMOTE, 1, NULL, 0), 1);
+    kill_peer(0, 2);
+    cr_expect_eq(recv_msg(&w, 0, FS_ANY_SOURCE, 0, &x, 1), FS_ERR_ANYSRC_DISABLED);
+    cr_expect_eq(fs_comm_failed_ranks(comm[0], FS_COMM_REMOTE, 0, NULL, 0), 2);
+    cr_expect_eq(fs_comm_failed_ranks(comm[0], FS_COMM_REMOTE, 1, NULL, 0), 1,
+                 "only the first failure was acknowledged");
+}
+
+Test(failure, communicator_without_the_failed_process_is_untouched)
+{
+    fs_ep_t *pair0[2] = {eps[0][0], eps[0][2]};
+    fs_ep_t *pair2[2] = {eps[2][0], eps[2][2]};
+    fs_comm_t *c0, *c2;
+    uint8_t v = 7, x = 0;
+    treq_t w, s;
+
+    cr_assert_eq(fs_comm_create(eng[0], 20, 0, 2, pair0, 0, NULL, NULL, &c0), FS_OK);
+    cr_assert_eq(fs_comm_create(eng[2], 20, 1, 2, pair2, 0, NULL, NULL, &c2), FS_OK);
+    memset(&w, 0, sizeof(w));
+    fs_recv_prepare(&w.u.r, c0, FS_ANY_SOURCE, -16);
+    fs_buf_set_contig(&w.u.r.buf, &x, 1);
+    cr_assert_eq(fs_recv_start(&w.u.r), FS_INPROGRESS);
+    kill_peer(0, 1);
+    cr_expect(!w.done, "a collective receive on a communicator without rank 1 waits on");
+    cr_expect(fs_comm_any_source_enabled(c0));
+    cr_expect(fs_comm_collectives_enabled(c0));
+    cr_expect(!fs_comm_collectives_enabled(comm[0]));
+    memset(&s, 0, sizeof(s));
+    fs_send_prepare(&s.u.s, c2, 0, -16, FS_SEND_STANDARD);
+    fs_buf_set_contig(&s.u.s.buf, &v, 1);
+    cr_expect_eq(fs_send_start(&s.u.s), FS_OK);
+    progress_all();
+    cr_expect(w.done);
+    cr_expect_eq(w.u.r.super.status, FS_OK);
+    cr_expect_eq(x, 7);
+    fs_comm_destroy(c0);
+    fs_comm_destroy(c2);
+}
+
+Test(failure, collective_traffic_ends_on_an_inactive_communicator)
+{
+    static uint8_t big[8000];
+    uint8_t v = 1, x = 0;
+    treq_t coll_recv, coll_send, p2p, r;
+
+    recv_msg(&coll_recv, 0, 2, -16, &x, 1);              /* from a live peer */
+    cr_assert_eq(send_msg(&coll_send, 0, 2, -17, big, sizeof(big), FS_SEND_STANDARD),
+                 FS_INPROGRESS);
+    kill_peer(0, 1);
+    cr_expect(coll_recv.done && coll_send.done);
+    cr_expect_eq(coll_recv.u.r.super.status, FS_ERR_COLL_INACTIVE);
+    cr_expect_eq(coll_send.u.s.super.status, FS_ERR_COLL_INACTIVE);
+    cr_expect_eq(send_msg(&r, 0, 2, -18, &v, 1, FS_SEND_STANDARD), FS_ERR_COLL_INACTIVE);
+    cr_expect_eq(recv_msg(&r, 0, 2, -18, &x, 1), FS_ERR_COLL_INACTIVE);
+    cr_expect(!fs_comm_collectives_enabled(comm[0]));
+    /* point-to-point between survivors goes on */
+    cr_expect_eq(send_msg(&p2p, 0, 2, 4, &v, 1, FS_SEND_STANDARD), FS_OK);
+    progress_all();
+    cr_expect_eq(recv_msg(&r, 2, 0, 4, &x, 1), FS_OK);
+    progress_all();     /* engine 2 learns too (notice) and drops the RTS */
+    cr_expect(!fs_comm_collectives_enabled(comm[2]));
+}
+
+Test(failure, buffered_messages_and_the_receive_ordering_rule)
+{
+    uint8_t u1 = 11, u2 = 12, x = 0;
+    treq_t s1, s2, r;
+
+    send_msg(&s1, 1, 0, 30, &u1, 1, FS_SEND_STANDARD);
+    send_msg(&s2, 1, 0, 30, &u2, 1, FS_SEND_STANDARD);
+    progress_all();
+    kill_peer(0, 1);
+    cr_expect_eq(recv_msg(&r, 0, 1, 40, &x, 1), FS_ERR_PEER_FAILED,
+                 "nothing buffered with tag 40");
+    cr_expect_eq(recv_msg(&r, 0, 1, 30, &x, 1), FS_OK,
+                 "(d) another specific tag still gets its buffered message");
+    cr_expect_eq(x, 11);
+    cr_expect_eq(recv_msg(&r, 0, 1, FS_ANY_TAG, &x, 1), FS_ERR_PEER_FAILED,
+                 "(c) MPI_ANY_TAG could match what the tag-40 receive could");
+    cr_expect_eq(recv_msg(&r, 0, 1, 30, &x, 1), FS_ERR_PEER_FAILED,
+                 "(c) after a failed wildcard-tag receive every tag fails");
+    fs_comm_reenable_any_source(comm[0]);
+    cr_expect_eq(recv_msg(&r, 0, FS_ANY_SOURCE, 30, &x, 1), FS_INPROGRESS,
+                 "the blocked message is gone, not left for a wildcard receive");
+    cr_expect_eq(fs_recv_cancel(&r.u.r), 1);
+}
+
+Test(failure, poison_is_per_communicator_and_per_tag)
+{
+    fs_comm_t *other[NENG];
+    uint8_t a = 1, b = 2, x = 0;
+    treq_t s, r;
+    int i;
+
+    for (i = 0; i < NENG; ++i) {
+        make_comm(i, 21, &other[i]);
+    }
+    send_msg(&s, 1, 0, 7, &a, 1, FS_SEND_STANDARD);
+    fs_send_prepare(&s.u.s, other[1], 0, 7, FS_SEND_STANDARD);
+    fs_buf_set_contig(&s.u.s.buf, &b, 1);
+    fs_send_start(&s.u.s);
+    progress_all();
+    kill_peer(0, 1);
+    cr_expect_eq(recv_msg(&r, 0, 1, FS_ANY_TAG, &x, 1), FS_OK, "buffered on CID");
+    cr_expect_eq(recv_msg(&r, 0, 1, FS_ANY_TAG, &x, 1), FS_ERR_PEER_FAILED);
+    memset(&r, 0, sizeof(r));
+    fs_recv_prepare(&r.u.r, other[0], 1, 7);
+    fs_buf_set_contig(&r.u.r.buf, &x, 1);
+    cr_expect_eq(fs_recv_start(&r.u.r), FS_OK, "the other communicator is not poisoned");
+    cr_expect_eq(x, 2);
+    for (i = 0; i < NENG; ++i) {
+        fs_comm_destroy(other[i]);
+    }
+}
+
+Test(failure, every_survivor_learns_from_a_notice)
+{
+    uint8_t x;
+    treq_t r;
+
+    recv_msg(&r, 2, 1, 5, &x, 1);          /* engine 2 never hears from 1 */
+    kill_peer(0, 1);
+    cr_expect(!r.done);
+    progress_all();
+    cr_expect(r.done, "the notice from engine 0 ended engine 2's receive");
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+    cr_expect(fs_ep_is_failed(eps[2][1]));
+    cr_expect_geq(fs_engine_stats(eng[2])->notices_received, 1);
+    cr_expect_eq(peer_failed_calls, 2, "each survivor reports it once");
+}
+
+Test(failure, a_process_declared_failed_ends_itself)
+{
+    kill_peer(0, 1);
+    cr_expect_eq(excluded_calls, 0);
+    /* engine 1 is alive: a notice naming it reaches it via engine 2's
+     * endpoint, which engine 2 does not consider failed yet */
+    fs_peer_fail(eng[2], eps[2][0], NULL, NULL);   /* 2 thinks 0 died */
+    progress_all();
+    cr_expect_geq(excluded_calls, 1, "engine 0 learned it was declared failed");
+}
+
+Test(failure, abort_reaches_every_peer)
+{
+    fs_ep_t *peers[2] = {eps[0][1], eps[0][2]};
+
+    fs_engine_abort_peers(eng[0], peers, 2, 42);
+    progress_all();
+    cr_expect_eq(abort_calls, 2);
+    cr_expect_eq(abort_code, 42);
+}
+
+Test(failure, communicator_created_with_a_failed_member)
+{
+    fs_comm_t *late;
+
+    kill_peer(0, 1);
+    make_comm(0, 22, &late);
+    cr_expect(!fs_comm_collectives_enabled(late));
+    cr_expect(!fs_comm_any_source_enabled(late));
+    cr_expect_eq(fs_comm_failed_ranks(late, FS_COMM_REMOTE, 0, NULL, 0), 1);
+    fs_comm_destroy(late);
+}
+
+Test(failure, injected_death_after_n_messages, .signal = SIGTERM)
+{
+    uint8_t v = 0;
+    treq_t s;
+
+    fs_engine_inject(eng[1], 3, SIGTERM);
+    send_msg(&s, 1, 0, 1, &v, 1, FS_SEND_STANDARD);
+    send_msg(&s, 1, 0, 1, &v, 1, FS_SEND_STANDARD);
+    send_msg(&s, 1, 0, 1, &v, 1, FS_SEND_STANDARD);   /* the third kills */
+    cr_assert_fail("still alive after the third message");
+}
