@@ -47,9 +47,19 @@ static int fs_ompi_bsend(const void *buf, size_t count, ompi_datatype_t *datatyp
     fs_ompi_req_t *ireq = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 0);
     fs_buf_t user;
     void *packed;
+    fs_status_t st;
 
     if (OPAL_UNLIKELY(ireq == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* the copy completes the user's send, so a peer already known failed
+     * must be reported now; a failure found later cannot be */
+    fs_ompi_lock();
+    st = fs_send_precheck(fs_ompi_comm(comm), (uint32_t)dst, tag);
+    fs_ompi_unlock();
+    if (OPAL_UNLIKELY(st != FS_OK)) {
+        fs_ompi_req_put(ireq);
+        return fs_ompi_error(st);
     }
     fs_ompi_buf_prepare(ireq, buf, count, datatype, 1, &user);
     packed = mca_pml_base_bsend_request_alloc_buf(user.len ? user.len : 1);

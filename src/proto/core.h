@@ -177,6 +177,10 @@ void        fs_engine_inject(fs_engine_t *engine, uint64_t after, int sig);
 void        fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,
                             int32_t tag, fs_send_mode_t mode);
 fs_status_t fs_send_start(fs_send_t *sreq);
+/* FS_OK, or the error a send to dst with tag on comm would end with at
+ * once (the peer is known failed or gone; a collective on an inactive
+ * comm).  Buffered sends, which complete locally, check this first. */
+fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag);
 /* Sends only if it completes at once, with nothing left in flight (the
  * request may live on the stack): FS_OK, or FS_ERR_AGAIN and nothing was
  * sent, in which case the caller uses fs_send_start. */

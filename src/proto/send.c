@@ -146,6 +146,19 @@ fs_status_t fs_send_try(fs_send_t *sreq)
     return (status == FS_OK) ? FS_OK : FS_ERR_AGAIN;
 }
 
+fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag)
+{
+    const fs_ep_t *ep = comm->peers[dst].ep;
+
+    if (fs_unlikely(!fs_ep_is_usable(ep))) {
+        return fs_peer_status(ep);
+    }
+    if (fs_unlikely(tag < 0) && comm->coll_inactive) {
+        return FS_ERR_COLL_INACTIVE;
+    }
+    return FS_OK;
+}
+
 fs_status_t fs_send_start(fs_send_t *sreq)
 {
     fs_comm_t *comm      = sreq->comm;
@@ -156,11 +169,13 @@ fs_status_t fs_send_start(fs_send_t *sreq)
 
     sreq->super.ep    = ep;
     sreq->super.flags = 0;
-    if (fs_unlikely(!fs_ep_is_usable(ep))) {
-        status = fs_peer_status(ep);
-    } else if (fs_unlikely(sreq->hdr.tag < 0) && comm->coll_inactive) {
-        status = FS_ERR_COLL_INACTIVE;
-    } else if (fs_unlikely(ep->is_self)) {
+    status = fs_send_precheck(comm, sreq->dst, sreq->hdr.tag);
+    if (fs_unlikely(status != FS_OK)) {
+        sreq->super.status = status;
+        sreq->super.flags  = FS_REQ_F_DONE;
+        return status;
+    }
+    if (fs_unlikely(ep->is_self)) {
         status = fs_send_self(engine, sreq);
     } else {
         status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?

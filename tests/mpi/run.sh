@@ -36,7 +36,10 @@
 #   NPS             rank counts for this test (instead of FS_TEST_NPS)
 #   OPTS            extra mpirun options (e.g. --mca pml_failstop_inject ...)
 #   RUN_OPTS        failstop-run options (e.g. --kill 2@1.5), before the rest
-#   FAULT           1: a fault-injection test (repeated FS_TEST_REPEAT times)
+#   FAULT           1: a fault-injection test (repeated FS_TEST_REPEAT times):
+#                   at least one rank must have died on purpose (ft_die(),
+#                   --kill or pml_failstop_inject, as failstop-run records
+#                   it), and every other rank must print its OK line
 #   EXPECT          "abort": the job must end with a non-zero status, promptly,
 #                   and print EXPECT_OUTPUT (an extended regex) on stderr/stdout
 #   EXPECT_OUTPUT   see EXPECT
@@ -164,6 +167,29 @@ verdict_abort() {
     cat "$out" "$err" | grep -Eq "$want" || echo "no output matching /$want/"
 }
 
+# A fault test: some rank died on purpose, every other one passed.
+verdict_fault() {
+    local name=$1 np=$2 rc=$3 out=$4 st=$5 r n dead=0 kind rest
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "timeout after ${TMO}s"; return
+    fi
+    for ((r = 0; r < np; r++)); do
+        n=$(grep -cx "MPITEST OK $name rank $r/$np" "$out")
+        kind=""; rest=""
+        [ -f "$st/rank.$r" ] && read -r kind rest < "$st/rank.$r"
+        if [ "$kind" = signal ] &&
+           { [ -e "$st/injected.$r" ] || [[ $rest == *injected* ]]; }; then
+            dead=$((dead + 1))
+            [ "$n" -eq 0 ] || { echo "killed rank $r printed OK"; return; }
+        elif [ "$n" -ne 1 ]; then
+            echo "rank $r printed $n OK lines (ended: ${kind:-?} ${rest%% *})"
+            return
+        fi
+    done
+    [ "$dead" -gt 0 ] || { echo "no rank died: the fault was not injected"; return; }
+    [ "$rc" -eq 0 ] || echo "exit status $rc"
+}
+
 PASSED=0
 FAILED=()
 T0=$(now_us)
@@ -175,7 +201,8 @@ for name in "${TESTS[@]}"; do
     expect=$(meta "$name" EXPECT)
     expect_out=$(meta "$name" EXPECT_OUTPUT)
     repeat=1
-    if [ "$(meta "$name" FAULT)" = 1 ]; then
+    repeat_fault=$(meta "$name" FAULT)
+    if [ "$repeat_fault" = 1 ]; then
         repeat=${FS_TEST_REPEAT:-1}
         test_nps=${FS_TEST_FAULT_NPS:-$test_nps}
     fi
@@ -194,8 +221,12 @@ for name in "${TESTS[@]}"; do
             out="$LOGDIR/run.stdout"
             err="$LOGDIR/run.stderr"
             t1=$(now_us)
+            stdir="$LOGDIR/status"
+            rm -rf "$stdir"
+            sopts=()
+            [ "$repeat_fault" = 1 ] && sopts=(--status-dir "$stdir")
             if [ -x "$bin" ]; then
-                setsid -w timeout -k 5 "$TMO" "${LAUNCHER[@]}" "${ropts[@]}" \
+                setsid -w timeout -k 5 "$TMO" "${LAUNCHER[@]}" "${sopts[@]}" "${ropts[@]}" \
                     "${EXTRA[@]}" "${opts[@]}" "${topts[@]}" -np "$np" "$bin" \
                     >"$out" 2>"$err" &
                 sid=$!
@@ -205,6 +236,8 @@ for name in "${TESTS[@]}"; do
                 sid=""
                 if [ "$expect" = abort ]; then
                     why=$(verdict_abort "$rc" "$out" "$err" "$expect_out")
+                elif [ "$repeat_fault" = 1 ]; then
+                    why=$(verdict_fault "$name" "$np" "$rc" "$out" "$stdir")
                 else
                     why=$(verdict "$name" "$np" "$rc" "$out")
                 fi

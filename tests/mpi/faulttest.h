@@ -1,0 +1,173 @@
+/* faulttest.h: helpers for the fault-injection tests (tests/mpi/tf_fail_*.c).
+ *
+ * Builds on mpitest.h.  A fault test kills one or more ranks at a chosen
+ * point and checks what the survivors see.  Conventions (checked by run.sh):
+ *   - a rank that dies on purpose calls ft_die(), which leaves the
+ *     "injected.<rank>" marker for failstop-run and kills the process with
+ *     SIGKILL, as a crash would; ranks killed from outside (failstop-run
+ *     --kill, pml_failstop_inject) are recorded by the launcher;
+ *   - every survivor prints its "MPITEST OK" line through ft_finish(), which
+ *     does not use collectives on communicators with failed processes;
+ *   - every wait has a deadline (FT_DEADLINE seconds), so a missing
+ *     notification fails the test instead of hanging it.
+ */
+#ifndef FAULTTEST_H
+#define FAULTTEST_H
+
+#include "mpitest.h"
+#include "failstop.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+/* Longest a survivor waits to learn of a failure.  UCX reports a killed
+ * peer within a few hundred milliseconds; this is a hang guard, not a
+ * performance assertion. */
+#define FT_DEADLINE 20.0
+
+/* Records that this rank dies on purpose, then dies as a crash would. */
+__attribute__((noreturn))
+static inline void ft_die(void)
+{
+    const char *dir = getenv("FAILSTOP_STATUS_DIR");
+    char path[4096];
+    FILE *f;
+
+    if (dir != NULL && *dir != '\0') {
+        snprintf(path, sizeof path, "%s/injected.%d", dir, mt_rank());
+        f = fopen(path, "w");
+        if (f != NULL) {
+            fprintf(f, "%d\n", SIGKILL);
+            fclose(f);
+        }
+    }
+    fflush(stdout);
+    fflush(stderr);
+    raise(SIGKILL);
+    _exit(137);
+}
+
+/* Asserts that rc reports a failed process (MPIX_ERR_RANK_FAIL_STOP). */
+static inline void ft_expect_failed(mt_loc at, int rc, const char *what)
+{
+    mt_expect_class(at, rc, MPIX_ERR_RANK_FAIL_STOP, what);
+}
+
+/* Asserts that the failure class has both spellings, a message naming it,
+ * and is not one of the predefined classes. */
+static inline void ft_check_class(void)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int cls = MPIX_ERR_RANK_FAIL_STOP, n = 0, active = 0;
+
+    MT_CHECK(MPIX_Failstop_active(&active));
+    mt_expect(MT_HERE, active, "failstop is not the PML in use");
+    mt_expect(MT_HERE, cls > MPI_ERR_LASTCODE || cls > MPI_ERR_UNKNOWN,
+              "failure class %d looks predefined", cls);
+    mt_expect(MT_HERE, cls == MPIX_ERR_PROC_FAILED, "two spellings differ");
+    MT_CHECK(MPI_Error_string(cls, s, &n));
+    mt_expect(MT_HERE, strstr(s, "MPI_ERR_RANK_FAIL_STOP") != NULL,
+              "class string '%s' does not name MPI_ERR_RANK_FAIL_STOP", s);
+}
+
+/* 1 if world rank r of comm is in comm's failed group (comm an intra-
+ * communicator; r in comm's numbering). */
+static inline int ft_is_known_failed(MPI_Comm comm, int r)
+{
+    MPI_Group failed, grp;
+    int n = 0, i, out = MPI_UNDEFINED, found = 0;
+
+    MT_CHECK(MPIX_Comm_group_failed(comm, &failed));
+    MT_CHECK(MPI_Group_size(failed, &n));
+    if (n > 0) {
+        MT_CHECK(MPI_Comm_group(comm, &grp));
+        for (i = 0; i < n && !found; i++) {
+            MT_CHECK(MPI_Group_translate_ranks(failed, 1, &i, grp, &out));
+            found = out == r;
+        }
+        MT_CHECK(MPI_Group_free(&grp));
+    }
+    MT_CHECK(MPI_Group_free(&failed));
+    return found;
+}
+
+/* Makes progress until this process knows rank r of comm failed: polls a
+ * probe naming r (which fails once r is known failed), at most
+ * FT_DEADLINE seconds.  Returns the seconds waited. */
+static inline double ft_wait_failed(mt_loc at, MPI_Comm comm, int r)
+{
+    double t0 = mt_now();
+    MPI_Status st;
+    int flag = 0, rc;
+
+    for (;;) {
+        rc = MPI_Iprobe(r, 32767, comm, &flag, &st);
+        if (rc != MPI_SUCCESS) {
+            ft_expect_failed(at, rc, "probe naming the failed rank");
+            mt_expect(at, ft_is_known_failed(comm, r),
+                      "probe failed but rank %d is not in the failed group", r);
+            return mt_now() - t0;
+        }
+        if (mt_now() - t0 > FT_DEADLINE)
+            mt_fail(at, "rank %d not reported failed after %.0f s", r,
+                    FT_DEADLINE);
+    }
+}
+
+/* Size of comm's failed group. */
+static inline int ft_failed_count(MPI_Comm comm)
+{
+    MPI_Group failed;
+    int n = 0;
+
+    MT_CHECK(MPIX_Comm_group_failed(comm, &failed));
+    MT_CHECK(MPI_Group_size(failed, &n));
+    MT_CHECK(MPI_Group_free(&failed));
+    return n;
+}
+
+/* Exchanges one checked message with every other rank in live (ranks of
+ * MPI_COMM_WORLD, n of them): survivors keep talking after a failure. */
+static inline void ft_survivors_exchange(const int *live, int n, int tag)
+{
+    int me = mt_rank(), i, got;
+    MPI_Request *rq = mt_malloc(sizeof(*rq) * 2 * (size_t)n);
+    int *in = mt_malloc(sizeof(int) * (size_t)n);
+    int k = 0;
+
+    for (i = 0; i < n; i++) {
+        if (live[i] == me)
+            continue;
+        MT_CHECK(MPI_Irecv(&in[i], 1, MPI_INT, live[i], tag, MPI_COMM_WORLD,
+                           &rq[k++]));
+        MT_CHECK(MPI_Isend(&me, 1, MPI_INT, live[i], tag, MPI_COMM_WORLD,
+                           &rq[k++]));
+    }
+    MT_CHECK(MPI_Waitall(k, rq, MPI_STATUSES_IGNORE));
+    for (i = 0; i < n; i++) {
+        got = in[i];
+        mt_expect(MT_HERE, live[i] == me || got == live[i],
+                  "survivor exchange: got %d from rank %d", got, live[i]);
+    }
+    free(in);
+    free(rq);
+}
+
+/* Survivors' end: finalize (which must complete after a failure) and
+ * print the OK line.  No collective on MPI_COMM_WORLD: it has a failed
+ * member and is collectively inactive. */
+static inline int ft_finish(void)
+{
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "MPITEST FAIL %s rank %d: MPI_Finalize rc %d\n",
+                mt_st()->name, mt_rank(), rc);
+        return 1;
+    }
+    printf("MPITEST OK %s rank %d/%d\n", mt_st()->name, mt_rank(),
+           mt_size());
+    fflush(stdout);
+    return 0;
+}
+
+#endif /* FAULTTEST_H */
