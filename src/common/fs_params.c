@@ -35,6 +35,12 @@ const fs_param_desc_t fs_param_table[] = {
     {"finalize_timeout_ms", FS_PARAM_INT, "3000",
      "Upper bound in ms on flushing and closing endpoints in MPI_Finalize",
      FS_PARAM_FIELD(finalize_timeout_ms)},
+    {"cause_wait_ms", FS_PARAM_INT, "1000",
+     "An operation that fails with an error of unknown cause (a flush, or "
+     "UCX's catch-all I/O error) waits up to this many ms for its peer's "
+     "fate: if the peer is found failed the error is MPI_ERR_RANK_FAIL_STOP, "
+     "otherwise a local error that blames nobody",
+     FS_PARAM_FIELD(cause_wait_ms)},
     {"max_unexpected_mb", FS_PARAM_INT, "4096",
      "Upper bound in MiB on memory held for unexpected eager messages; beyond "
      "it the affected receives complete with MPI_ERR_NO_MEM",

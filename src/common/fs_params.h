@@ -21,6 +21,7 @@ typedef struct fs_params {
     size_t  ucx_cma_seg_size;
     size_t  self_eager_limit;
     int     finalize_timeout_ms;
+    int     cause_wait_ms;
     int     max_unexpected_mb;
     char   *inject;
 } fs_params_t;

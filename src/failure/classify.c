@@ -48,8 +48,12 @@ static const fs_fault_row_t fs_fault_rows[] = {
            "nothing to receive or probe yet; poll again"),
     FS_UCX(-2, FS_ANY, TRANSIENT, "UCS_ERR_NO_RESOURCE",
            "send queue or credits exhausted; retry after progress"),
-    FS_UCX(-3, FS_ANY, LOCAL_FATAL, "UCS_ERR_IO_ERROR",
+    FS_UCX(-3, FS_FAULT_CTX_EP_ERROR | FS_FAULT_CTX_SLOW_LINK | FS_FAULT_CTX_EP_CREATE,
+           LOCAL_FATAL, "UCS_ERR_IO_ERROR",
            "UCX's catch-all for unlisted CQE statuses and errnos: cause unknown, not blamed"),
+    FS_UCX(-3, FS_FAULT_CTX_OP, FLUSH, "UCS_ERR_IO_ERROR",
+           "an operation's catch-all error on a link that reports process death "
+           "(a failed process_vm_readv): follows the endpoint's fate, local if none"),
     FS_UCX(-4, FS_ANY, LOCAL_FATAL, "UCS_ERR_NO_MEMORY",
            "local allocation or registration failed"),
     FS_UCX(-5, FS_ANY, USER_ERROR, "UCS_ERR_INVALID_PARAM", "invalid argument"),

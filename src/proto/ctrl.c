@@ -13,15 +13,7 @@
  * failures during the propagation because every survivor forwards. */
 #include "proto/engine_int.h"
 
-#include <time.h>
-
-static double fs_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "common/fs_time.h"
 
 static fs_ep_t *fs_engine_find_ep(fs_engine_t *engine, uint64_t id)
 {
@@ -170,7 +162,7 @@ static void fs_ctrl_drain(fs_engine_t *engine, double deadline)
         for (e = engine->eps.next; (e != &engine->eps) && !pending; e = e->next) {
             pending = fs_container_of(e, fs_ep_t, elem)->close_op.busy;
         }
-    } while (pending && (fs_now() < deadline));
+    } while (pending && (fs_time_now() < deadline));
 }
 
 static void fs_ctrl_op_ignore(fs_tl_op_t *op, fs_status_t status, size_t length)
@@ -182,7 +174,7 @@ static void fs_ctrl_op_ignore(fs_tl_op_t *op, fs_status_t status, size_t length)
 
 void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
 {
-    double deadline = fs_now() + engine->params->finalize_timeout_ms * 1e-3;
+    double deadline = fs_time_now() + engine->params->finalize_timeout_ms * 1e-3;
     size_t i;
 
     for (i = 0; i < count; ++i) {
@@ -214,7 +206,7 @@ void fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps, size_t coun
     for (i = 0; i < count; ++i) {
         fs_ctrl_send(engine, eps[i], FS_CTRL_ABORT, (uint64_t)(int64_t)errcode);
     }
-    fs_ctrl_drain(engine, fs_now() + 0.5);
+    fs_ctrl_drain(engine, fs_time_now() + 0.5);
 }
 
 /* ---- fault injection (tests) ------------------------------------------- */

@@ -145,6 +145,9 @@ unsigned fs_engine_progress(fs_engine_t *engine)
     }
     engine->in_progress = 1;
     count = engine->tl_ops->progress(engine->tl);
+    if (fs_unlikely(engine->parked != 0)) {
+        fs_peer_parked_expire(engine);
+    }
     engine->in_progress = 0;
     return count;
 }

@@ -113,6 +113,8 @@ struct fs_engine {
     size_t                 unexpected_bytes;
     size_t                 unexpected_limit;
     uint64_t               fail_epoch;
+    unsigned               parked;          /* requests with FS_REQ_F_PARKED */
+    double                 park_deadline;   /* when the parked ones give up */
     fs_stats_t             stats;
 };
 
@@ -145,6 +147,8 @@ fs_status_t fs_recv_deliver(fs_engine_t *engine, fs_recv_t *rreq, fs_msg_t *msg)
 fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
                            const fs_tl_rx_t *rx);
 void        fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status);
+void        fs_recv_lost(fs_recv_t *rreq);
+void        fs_peer_parked_expire(fs_engine_t *engine);
 fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 
 /* send.c */

@@ -12,6 +12,7 @@
  *  - the other processes are told (ctrl.c). */
 #include "proto/engine_int.h"
 #include "failure/fault_status.h"
+#include "common/fs_time.h"
 
 void fs_req_track(fs_req_t *req)
 {
@@ -25,6 +26,27 @@ void fs_req_untrack(fs_req_t *req)
         fs_list_remove(&req->ep_elem);
         req->flags &= (uint8_t)~FS_REQ_F_INFLIGHT;
     }
+    if (fs_unlikely(req->flags & FS_REQ_F_PARKED)) {
+        req->flags &= (uint8_t)~FS_REQ_F_PARKED;
+        --req->engine->parked;
+    }
+}
+
+/* An operation failed with an error of unknown cause (a flush, UCX's
+ * catch-all I/O error) while its peer still looks alive: transports report
+ * the operation before the endpoint error that explains it (UCX: a failed
+ * process_vm_readv completes the fetch at once and schedules the endpoint
+ * error for the next progress).  The request waits, on the peer's in-flight
+ * list, for the peer's failure or for cause_wait_ms; then it is local. */
+static void fs_req_park(fs_req_t *req)
+{
+    fs_engine_t *engine = req->engine;
+
+    if (engine->parked++ == 0) {
+        engine->park_deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+    }
+    req->flags |= FS_REQ_F_PARKED;
+    fs_req_track(req);
 }
 
 int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
@@ -34,9 +56,20 @@ int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
         req->engine->host->req_idle(req);   /* was completed by a failure */
         return 0;
     }
-    if (*status_p != FS_OK) {
-        *status_p = fs_peer_flush_status(req->ep, *status_p);
+    if (fs_likely(*status_p == FS_OK) || (req->ep == NULL)) {
+        return 1;
     }
+    if (fs_ep_is_usable(req->ep)) {
+        if (*status_p == FS_ERR_CANCELED) {
+            fs_req_park(req);
+            return 0;
+        }
+        if (*status_p == FS_ERR_PEER_FAILED) {
+            /* the operation saw the death before the endpoint did */
+            fs_peer_fail(req->engine, req->ep, NULL, NULL);
+        }
+    }
+    *status_p = fs_peer_flush_status(req->ep, *status_p);
     return 1;
 }
 
@@ -77,11 +110,39 @@ static void fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
     /* complete first: a cancel may run the op callback at once, which then
      * only reports the request idle */
     if (req->flags & FS_REQ_F_RECV) {
-        fs_recv_finish(engine, fs_container_of(req, fs_recv_t, super), status);
+        fs_recv_t *rreq = fs_container_of(req, fs_recv_t, super);
+        if (status == FS_ERR_PEER_FAILED) {
+            fs_recv_lost(rreq);     /* its payload died with the sender */
+        }
+        fs_recv_finish(engine, rreq, status);
     } else {
         fs_send_finish(engine, fs_container_of(req, fs_send_t, super), status);
     }
     engine->tl_ops->cancel(engine->tl, &req->op);
+}
+
+/* No endpoint error explained the parked requests in time: their errors
+ * were local after all. */
+void fs_peer_parked_expire(fs_engine_t *engine)
+{
+    fs_list_t *q, *e, *next;
+
+    if (fs_time_now() < engine->park_deadline) {
+        return;
+    }
+    FS_WARN("%u operation(s) failed without a peer failure to explain it "
+            "within %d ms: reported as local errors", engine->parked,
+            engine->params->cause_wait_ms);
+    for (q = engine->eps.next; q != &engine->eps; q = q->next) {
+        fs_ep_t *ep = fs_container_of(q, fs_ep_t, elem);
+        for (e = ep->inflight.next; e != &ep->inflight; e = next) {
+            fs_req_t *req = fs_container_of(e, fs_req_t, ep_elem);
+            next = e->next;
+            if (req->flags & FS_REQ_F_PARKED) {
+                fs_req_abort(engine, req, FS_ERR_LOCAL);
+            }
+        }
+    }
 }
 
 static void fs_peer_complete_inflight(fs_engine_t *engine, fs_ep_t *ep,

@@ -40,12 +40,26 @@ static void fs_recv_fetch_done(fs_tl_op_t *op, fs_status_t status, size_t length
     }
     if (status == FS_OK) {
         status = rreq->super.status;    /* FS_OK or FS_ERR_TRUNCATE, set at start */
-    } else if ((status == FS_ERR_PEER_FAILED) && (rreq->mq.src != FS_ANY_SOURCE)) {
-        /* the payload can no longer be fetched: later receives that could
-         * match it fail too (rule c) */
-        fs_comm_poison(rreq->comm, &rreq->comm->peers[rreq->src_out], rreq->mq.tag);
+    } else if (status == FS_ERR_PEER_FAILED) {
+        fs_recv_lost(rreq);             /* the payload can no longer be fetched */
     }
     fs_recv_finish(rreq->super.engine, rreq, status);
+}
+
+/* A receive ended with its peer's failure: later receives from that peer
+ * that could match what this one could fail too (rule c).  A wildcard-source
+ * receive lost the message it matched, so later ones with that message's
+ * tag would overtake it. */
+void fs_recv_lost(fs_recv_t *rreq)
+{
+    fs_comm_t *comm = rreq->comm;
+    int wild_src    = (rreq->mq.src == FS_ANY_SOURCE);
+
+    if (wild_src && (rreq->src_out == FS_ANY_SOURCE)) {
+        return;                         /* no message: nothing to order */
+    }
+    fs_comm_poison(comm, &comm->peers[rreq->src_out],
+                   wild_src ? rreq->tag_out : rreq->mq.tag);
 }
 
 static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
@@ -56,6 +70,11 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
 
     msg->desc          = NULL;      /* the transport owns it from here */
     rreq->super.status = status;
+    if (fs_unlikely(!fs_ep_is_usable(rreq->super.ep))) {
+        /* the payload lived in a process that is gone (rule a) */
+        engine->tl_ops->release(engine->tl, desc);
+        return fs_peer_status(rreq->super.ep);
+    }
     st = engine->tl_ops->recv_data(engine->tl, desc, &rreq->buf, msg->len,
                                    &rreq->super.op);
     if (st == FS_INPROGRESS) {
@@ -318,9 +337,8 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
         fs_mq_post(&comm->mq, (peer != NULL) ? &peer->bin : NULL, &rreq->mq);
         return FS_INPROGRESS;
     }
-    if ((peer != NULL) && fs_unlikely(status == FS_ERR_PEER_FAILED)) {
-        /* rule c: later receives that could match what this one could fail */
-        fs_comm_poison(comm, peer, rreq->mq.tag);
+    if (fs_unlikely(status == FS_ERR_PEER_FAILED)) {
+        fs_recv_lost(rreq);
     }
     if (status != FS_INPROGRESS) {
         rreq->super.status  = status;
@@ -344,6 +362,9 @@ fs_status_t fs_mrecv_start(fs_recv_t *rreq, fs_msg_t *msg)
 
     rreq->super.flags = FS_REQ_F_RECV;
     status = fs_recv_deliver(rreq->comm->engine, rreq, msg);
+    if (fs_unlikely(status == FS_ERR_PEER_FAILED)) {
+        fs_recv_lost(rreq);
+    }
     if (status != FS_INPROGRESS) {
         rreq->super.status  = status;
         rreq->super.flags  |= FS_REQ_F_DONE;

@@ -152,17 +152,37 @@ static ucs_status_t fs_ucx_am_ctrl_cb(void *arg, const void *header,
 }
 
 /* Private area inside every request UCX allocates (ucp_params.request_size):
- * lets a completion callback find its transport. */
+ * lets a completion callback find its transport.  tl is NULL while the
+ * request is not tracked by us: a callback that finds it NULL runs inside the
+ * call that started the operation (UCX does that when a rendezvous receive
+ * or a close fails at once), so it only records the result for
+ * fs_ucx_op_track, which then reports the operation as finished. */
 typedef struct fs_ucx_req {
-    fs_tl_t    *tl;
-    fs_tl_ep_t *closing;    /* ep_close: freed when the close completes */
+    fs_tl_t      *tl;
+    fs_tl_ep_t   *closing;       /* ep_close: freed when the close completes */
+    size_t        inline_length;
+    ucs_status_t  inline_status;
+    uint8_t       inline_done;
 } fs_ucx_req_t;
+
+static void fs_ucx_req_init(void *request)
+{
+    memset(request, 0, sizeof(fs_ucx_req_t));
+}
 
 static void fs_ucx_op_done(fs_tl_op_t *op, void *request, ucs_status_t status,
                            size_t length)
 {
-    fs_tl_t *tl = ((fs_ucx_req_t *)request)->tl;
+    fs_ucx_req_t *ureq = request;
+    fs_tl_t *tl        = ureq->tl;
 
+    if (fs_unlikely(tl == NULL)) {
+        ureq->inline_status = status;
+        ureq->inline_length = length;
+        ureq->inline_done   = 1;
+        return;
+    }
+    ureq->tl   = NULL;
     op->busy   = 0;
     op->handle = NULL;
     ucp_request_free(request);
@@ -181,10 +201,13 @@ static void fs_ucx_recv_data_cb(void *request, ucs_status_t status,
 }
 
 /* UCX returns NULL for immediate completion and otherwise runs the callback
- * from a later progress call, so the op can be marked busy after the fact. */
+ * from a later progress call (or, on some errors, already ran it). */
 static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
                                    ucs_status_ptr_t request)
 {
+    fs_ucx_req_t *ureq = request;
+    ucs_status_t status;
+
     if (fs_likely(request == NULL)) {
         return FS_OK;
     }
@@ -194,8 +217,13 @@ static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
         }
         return fs_ucx_status(tl, UCS_PTR_STATUS(request));
     }
-    ((fs_ucx_req_t *)request)->tl      = tl;
-    ((fs_ucx_req_t *)request)->closing = NULL;
+    if (fs_unlikely(ureq->inline_done)) {
+        status            = ureq->inline_status;
+        ureq->inline_done = 0;
+        ucp_request_free(request);
+        return fs_ucx_status(tl, status);
+    }
+    ureq->tl   = tl;
     op->handle = request;
     op->busy   = 1;
     return FS_INPROGRESS;
@@ -331,14 +359,14 @@ static fs_status_t fs_ucx_ep_create(fs_tl_t *tl, const void *addr, size_t addr_l
 
 static void fs_ucx_close_cb(void *request, ucs_status_t status, void *user_data)
 {
-    fs_tl_op_t *op = user_data;
+    fs_ucx_req_t *ureq = request;
 
     (void)status;   /* a close that fails still ends the endpoint */
-    free(((fs_ucx_req_t *)request)->closing);
-    op->busy   = 0;
-    op->handle = NULL;
-    ucp_request_free(request);
-    op->cb(op, FS_OK, 0);
+    if (ureq->tl != NULL) {
+        free(ureq->closing);
+        ureq->closing = NULL;
+    }
+    fs_ucx_op_done(user_data, request, UCS_OK, 0);
 }
 
 /* UCX stops calling the error handler once the close has started; the
@@ -355,14 +383,11 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
     param.user_data    = op;
     param.flags        = (force || tep->failed) ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     request = ucp_ep_close_nbx(tep->ep, &param);
-    if ((request == NULL) || UCS_PTR_IS_ERR(request)) {
-        free(tep);
+    if (fs_ucx_op_track(tl, op, request) != FS_INPROGRESS) {
+        free(tep);                  /* closed (or failed) at once */
         return FS_OK;
     }
-    ((fs_ucx_req_t *)request)->tl      = tl;
     ((fs_ucx_req_t *)request)->closing = tep;
-    op->handle = request;
-    op->busy   = 1;
     return FS_INPROGRESS;
 }
 
@@ -462,10 +487,12 @@ static fs_status_t fs_ucx_context_create(fs_tl_t *tl, const fs_tl_config_t *cfg)
     }
     params.field_mask        = UCP_PARAM_FIELD_FEATURES |
                                UCP_PARAM_FIELD_REQUEST_SIZE |
+                               UCP_PARAM_FIELD_REQUEST_INIT |
                                UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                                UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
     params.features          = UCP_FEATURE_AM;
     params.request_size      = sizeof(fs_ucx_req_t);
+    params.request_init      = fs_ucx_req_init;
     params.mt_workers_shared = 0;
     params.estimated_num_eps = cfg->estimated_eps;
     status = ucp_init(&params, config, &tl->context);

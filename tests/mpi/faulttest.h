@@ -114,6 +114,24 @@ static inline double ft_wait_failed(mt_loc at, MPI_Comm comm, int r)
     }
 }
 
+/* MPI_Wait with a deadline: polls MPI_Test for at most FT_DEADLINE seconds
+ * (a missing failure notification fails the test, never hangs it) and
+ * returns MPI_Test's code. */
+static inline int ft_wait(mt_loc at, MPI_Request *req, MPI_Status *st,
+                          const char *what)
+{
+    double t0 = mt_now();
+    int flag = 0, rc;
+
+    for (;;) {
+        rc = MPI_Test(req, &flag, st);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        if (mt_now() - t0 > FT_DEADLINE)
+            mt_fail(at, "%s: not complete after %.0f s", what, FT_DEADLINE);
+    }
+}
+
 /* Size of comm's failed group. */
 static inline int ft_failed_count(MPI_Comm comm)
 {

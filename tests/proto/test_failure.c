@@ -3,6 +3,7 @@
 #include "fixture.h"
 
 #include <signal.h>
+#include <time.h>
 
 TestSuite(failure, .init = setup, .fini = teardown, .timeout = 20);
 
@@ -134,6 +135,63 @@ Test(failure, buffered_messages_and_the_receive_ordering_rule)
     cr_expect_eq(recv_msg(&r, 0, FS_ANY_SOURCE, 30, &x, 1), FS_INPROGRESS,
                  "the blocked message is gone, not left for a wildcard receive");
     cr_expect_eq(fs_recv_cancel(&r.u.r), 1);
+}
+
+Test(failure, messages_arriving_after_the_failure_are_discarded)
+{
+    uint8_t v = 9, x = 0;
+    treq_t s, r;
+
+    kill_peer(0, 1);
+    /* engine 1 still sends: 0 receives it after it marked 1 failed (b) */
+    cr_expect_eq(send_msg(&s, 1, 0, 3, &v, 1, FS_SEND_STANDARD), FS_OK);
+    progress_all();
+    cr_expect_eq(fs_engine_stats(eng[0])->discarded_after_failure, 1);
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &x, 1), FS_ERR_PEER_FAILED,
+                 "a discarded message is never delivered");
+    cr_expect_eq(x, 0);
+}
+
+/* A rendezvous send of engine 1 to 0 whose transport op ends with a flush
+ * (cause unknown) while engine 1 still believes 0 alive. */
+static void flush_rndv_send(treq_t *s, uint8_t *big, size_t len)
+{
+    fake_msg_t *m;
+
+    cr_assert_eq(send_msg(s, 1, 0, 8, big, len, FS_SEND_STANDARD), FS_INPROGRESS);
+    m = eps[1][0]->tl_ep->remote->inbox[0];
+    fake_rndv_complete(m, FS_ERR_CANCELED);
+}
+
+Test(failure, an_error_of_unknown_cause_follows_the_peers_fate)
+{
+    static uint8_t big[3 * FAKE_RNDV_THRESH];
+    treq_t s;
+
+    flush_rndv_send(&s, big, sizeof(big));
+    progress_all();
+    cr_expect(!s.done, "waits for the cause while the peer looks alive");
+    kill_peer(1, 0);
+    cr_expect(s.done);
+    cr_expect_eq(s.u.s.super.status, FS_ERR_PEER_FAILED, "the peer died: its failure");
+}
+
+Test(failure, an_error_without_a_cause_becomes_local)
+{
+    static uint8_t big[3 * FAKE_RNDV_THRESH];
+    struct timespec ms = {0, 1000000};
+    treq_t s;
+    int i;
+
+    params.cause_wait_ms = 20;
+    flush_rndv_send(&s, big, sizeof(big));
+    for (i = 0; (i < 1000) && !s.done; ++i) {
+        nanosleep(&ms, NULL);
+        fs_engine_progress(eng[1]);
+    }
+    cr_expect(s.done, "not left waiting");
+    cr_expect_eq(s.u.s.super.status, FS_ERR_LOCAL, "no peer failure: a local error");
+    cr_expect(fs_ep_is_usable(eps[1][0]), "nobody blamed");
 }
 
 Test(failure, poison_is_per_communicator_and_per_tag)
