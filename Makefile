@@ -6,6 +6,7 @@
 #   make install PREFIX=/some/dir
 #   make asan            build into build-asan/ with ASan+UBSan and run unit + MPI tests
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
+#   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
 
@@ -61,7 +62,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: all deps test unit-test mpi-test external-test demo install asan bench clean
+.PHONY: all deps test unit-test mpi-test external-test demo install asan bench bench-killtime clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -131,8 +132,10 @@ $(DEMO_BIN): src/tools/failstop-demo.c include/failstop.h $(SO_LIB)
 unit-test: $(UNIT_BIN)
 	@bash tests/run-unit.sh $(BUILD)
 
+# REPEAT: runs in a row of each fault test per transport (make test: 20)
+REPEAT ?= 1
 mpi-test: all
-	@bash tests/mpi/run.sh $(BUILD)
+	@FS_TEST_REPEAT=$${FS_TEST_REPEAT:-$(REPEAT)} bash tests/mpi/run.sh $(BUILD)
 
 external-test: all
 	@bash tests/external/run.sh $(BUILD)
@@ -140,7 +143,7 @@ external-test: all
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
-	@$(MAKE) --no-print-directory mpi-test
+	@$(MAKE) --no-print-directory mpi-test REPEAT=20
 	@$(MAKE) --no-print-directory external-test
 
 demo: deps
@@ -155,6 +158,9 @@ asan:
 
 bench: all
 	@bash bench/run.sh $(BUILD)
+
+bench-killtime: all
+	@bash bench/killtime.sh $(BUILD)
 
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib/openmpi \

@@ -44,6 +44,10 @@ typedef struct fs_ep {
     uint64_t               bye_expect;      /* rx_msgs announced in its BYE */
     uint64_t               fail_epoch;      /* engine epoch when it failed */
     const fs_fault_row_t  *fault;           /* why it failed, if a transport said */
+    /* its failure notices wait until the transport's progress call returns
+     * (ctrl.c); notice_reporter: who told us, or NULL */
+    uint8_t                notice_pending;
+    struct fs_ep          *notice_reporter;
     fs_tl_op_t             close_op;
 } fs_ep_t;
 

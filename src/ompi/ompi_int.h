@@ -137,6 +137,7 @@ static inline fs_req_t *fs_ompi_core(fs_ompi_req_t *req)
                                              &req->core.recv.super;
 }
 void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq);
+void fs_ompi_req_signal(ompi_request_t *req);
 void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status);
 void fs_ompi_completed_req_init(void);
 void fs_ompi_completed_req_fini(void);
@@ -151,6 +152,23 @@ int  fs_ompi_recv_restart(fs_ompi_req_t *req);
 static inline fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm)
 {
     return (fs_comm_t *)comm->c_pml_comm;
+}
+
+/* Open MPI 4.1's communicator creation (CID agreement, comm_cid.c) runs
+ * nonblocking allreduces from ompi_comm_request's progress callback, ignores
+ * errors of completed subrequests and retries until all agree, forever once
+ * the communicator is collectively inactive.  While such a request is active
+ * (ompi_comm_request_progress_active, exported by libmpi) collective traffic
+ * on an inactive communicator is refused at the start call, which ends the
+ * agreement with an error (MPI_ERR_INTERN: Open MPI maps every error there).
+ * Otherwise a collective start succeeds and fails at completion (17.7.3). */
+extern bool ompi_comm_request_progress_active;
+
+static inline int fs_ompi_coll_refused(int tag, ompi_communicator_t *comm)
+{
+    return OPAL_UNLIKELY(fs_mq_tag_is_coll(tag)) &&
+           !fs_comm_collectives_enabled(fs_ompi_comm(comm)) &&
+           ompi_comm_request_progress_active;
 }
 int  fs_ompi_progress(void);
 

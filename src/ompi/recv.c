@@ -73,8 +73,12 @@ int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
                            ompi_request_t **request)
 {
     int rc;
-    fs_ompi_req_t *req = fs_ompi_recv_new(buf, count, datatype, src, tag, comm, &rc);
+    fs_ompi_req_t *req;
 
+    if (fs_ompi_coll_refused(tag, comm)) {
+        return fs_ompi_error(FS_ERR_COLL_INACTIVE);
+    }
+    req = fs_ompi_recv_new(buf, count, datatype, src, tag, comm, &rc);
     if (OPAL_UNLIKELY(req == NULL)) {
         return rc;
     }
@@ -160,7 +164,7 @@ int fs_ompi_recv_restart(fs_ompi_req_t *req)
                             req->peer, req->tag, req->ompi.req_mpi_object.comm);
     if (rc != OMPI_SUCCESS) {
         req->ompi.req_status.MPI_ERROR = rc;
-        ompi_request_complete(&req->ompi, true);
+        fs_ompi_req_signal(&req->ompi);
         return OMPI_SUCCESS;
     }
     fs_ompi_recv_begin(req, NULL);

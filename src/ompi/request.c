@@ -104,6 +104,28 @@ void fs_ompi_req_put(fs_ompi_req_t *req)
     opal_free_list_return(&fs_ompi.requests, &req->ompi.super);
 }
 
+/* Marks an MPI request complete and wakes its waiter.  Open MPI 4.1's
+ * ompi_request_wait_all stops at the first error signalled through its
+ * sync object and then returns OPAL_ERROR rather than MPI_ERR_IN_STATUS when
+ * statuses are ignored, which Open MPI's collectives pass on as
+ * MPI_ERR_OTHER.  Signalled as a success, the error is read from the status
+ * like any other completed request's.  Only single-threaded: another thread
+ * could read the status between the signal and the restore; and never with a
+ * completion callback, which reads the status. */
+void fs_ompi_req_signal(ompi_request_t *req)
+{
+    int err = req->req_status.MPI_ERROR;
+
+    if (OPAL_LIKELY(err == MPI_SUCCESS) || fs_ompi.multi_thread ||
+        (req->req_complete_cb != NULL)) {
+        ompi_request_complete(req, true);
+        return;
+    }
+    req->req_status.MPI_ERROR = MPI_SUCCESS;
+    ompi_request_complete(req, true);
+    req->req_status.MPI_ERROR = err;
+}
+
 /* A persistent request restarted while the transport still holds its last
  * start (only possible after that start was ended by a peer failure) is
  * completed at once with that failure instead of being re-prepared. */
@@ -116,7 +138,7 @@ int fs_ompi_restart_blocked(fs_ompi_req_t *req)
     }
     req->ompi.req_status.MPI_ERROR  = fs_ompi_error(core->status);
     req->ompi.req_status._cancelled = 0;
-    ompi_request_complete(&req->ompi, true);
+    fs_ompi_req_signal(&req->ompi);
     return 1;
 }
 
@@ -154,7 +176,7 @@ void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status)
         }
         return;
     }
-    ompi_request_complete(&req->ompi, true);
+    fs_ompi_req_signal(&req->ompi);
 }
 
 static void fs_ompi_send_complete(fs_send_t *sreq)

@@ -140,7 +140,7 @@ static void fs_ompi_req_done(fs_ompi_req_t *req, int rc)
 {
     req->ompi.req_status.MPI_ERROR  = rc;
     req->ompi.req_status._cancelled = 0;
-    ompi_request_complete(&req->ompi, true);
+    fs_ompi_req_signal(&req->ompi);
 }
 
 int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datatype,
@@ -152,6 +152,9 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
 
     if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
         return rc;
+    }
+    if (fs_ompi_coll_refused(tag, comm)) {
+        return fs_ompi_error(FS_ERR_COLL_INACTIVE);
     }
     if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
         *request = &fs_ompi.completed_req;

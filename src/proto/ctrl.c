@@ -77,7 +77,8 @@ static void fs_ctrl_send(fs_engine_t *engine, fs_ep_t *ep, uint8_t type, uint64_
     fs_ctrl_send_ep(engine, ep, type, arg, 0);
 }
 
-void fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed, fs_ep_t *reporter)
+static void fs_ctrl_send_notices(fs_engine_t *engine, fs_ep_t *failed,
+                                 fs_ep_t *reporter)
 {
     fs_list_t *e;
 
@@ -93,6 +94,41 @@ void fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed, fs_ep_t *repor
      * suspicion), this tells it that it was excluded (17.3). */
     if (reporter != NULL) {
         fs_ctrl_send_ep(engine, failed, FS_CTRL_FAILED, failed->id, 1);
+    }
+}
+
+/* A failure is learned inside the transport's progress call (an endpoint
+ * error or a FAILED notice arriving).  Sending from there is not safe: with
+ * UCX's TCP transport a send that fails at once (the socket to the dead
+ * process already got a reset) closes that endpoint in the middle of UCX's
+ * event loop, whose already-collected event for the same socket then hits
+ * "Assertion `ep->conn_state != UCT_TCP_EP_CONN_STATE_CLOSED'" (UCX 1.13,
+ * tcp_iface.c).  So notices are sent once the progress call returned. */
+void fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed, fs_ep_t *reporter)
+{
+    if (engine->in_progress) {
+        if (!failed->notice_pending) {
+            failed->notice_pending  = 1;
+            failed->notice_reporter = reporter;
+            ++engine->notices_pending;
+        }
+        return;
+    }
+    fs_ctrl_send_notices(engine, failed, reporter);
+}
+
+void fs_ctrl_flush_notices(fs_engine_t *engine)
+{
+    fs_list_t *e;
+
+    for (e = engine->eps.next; (e != &engine->eps) && (engine->notices_pending != 0);
+         e = e->next) {
+        fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
+        if (ep->notice_pending) {
+            ep->notice_pending = 0;
+            --engine->notices_pending;
+            fs_ctrl_send_notices(engine, ep, ep->notice_reporter);
+        }
     }
 }
 

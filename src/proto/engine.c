@@ -149,6 +149,7 @@ unsigned fs_engine_progress(fs_engine_t *engine)
         fs_peer_parked_expire(engine);
     }
     engine->in_progress = 0;
+    fs_engine_after_progress(engine);
     return count;
 }
 
@@ -167,6 +168,7 @@ void fs_engine_wait(fs_engine_t *engine, const fs_req_t *req, void (*host_poll)(
         engine->in_progress = 1;
         poll(tl);
         engine->in_progress = 0;
+        fs_engine_after_progress(engine);
     }
 }
 

@@ -107,6 +107,7 @@ struct fs_engine {
     fs_mpool_t             msg_pool;
     fs_mpool_t             ctrl_pool;
     unsigned               ctrl_inflight;
+    unsigned               notices_pending; /* eps with notice_pending set */
     uint64_t               inject_left;     /* messages until injected death */
     int                    inject_sig;
     fs_mpool_t             copy_pools[FS_COPY_CLASSES];
@@ -165,6 +166,16 @@ fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr);
 void        fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep);
 void        fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed,
                                    fs_ep_t *reporter);
+/* Sends the failure notices deferred while the transport was progressing. */
+void        fs_ctrl_flush_notices(fs_engine_t *engine);
+
+/* After a transport progress call: what could not be done inside it. */
+static inline void fs_engine_after_progress(fs_engine_t *engine)
+{
+    if (fs_unlikely(engine->notices_pending != 0)) {
+        fs_ctrl_flush_notices(engine);
+    }
+}
 void        fs_engine_inject_fire(fs_engine_t *engine);
 
 /* Counts a message toward pml_failstop_inject (UINT64_MAX: never). */

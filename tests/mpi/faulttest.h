@@ -132,6 +132,47 @@ static inline int ft_wait(mt_loc at, MPI_Request *req, MPI_Status *st,
     }
 }
 
+/* Watchdog for a blocking call that cannot be polled (a collective, a
+ * blocking receive): an alarm after FT_DEADLINE seconds turns a hang into a
+ * failure naming the call.  One call at a time. */
+typedef struct ft_watchdog {
+    char   msg[256];
+    size_t len;
+} ft_watchdog_t;
+
+static inline ft_watchdog_t *ft_watchdog(void)
+{
+    static ft_watchdog_t wd;
+    return &wd;
+}
+
+static inline void ft_watchdog_fire(int sig)
+{
+    ssize_t n;
+    (void)sig;
+    n = write(2, ft_watchdog()->msg, ft_watchdog()->len);
+    (void)n;
+    _exit(1);
+}
+
+static inline void ft_watchdog_arm(mt_loc at, const char *what)
+{
+    ft_watchdog_t *wd = ft_watchdog();
+    int n = snprintf(wd->msg, sizeof wd->msg, "MPITEST FAIL %s rank %d/%d at "
+                     "%s:%d: %s: no return after %.0f s (hang)\n",
+                     mt_st()->name, mt_rank(), mt_size(), at.file, at.line,
+                     what, FT_DEADLINE);
+    wd->len = (n > 0 && (size_t)n < sizeof wd->msg) ? (size_t)n
+                                                     : sizeof wd->msg - 1;
+    signal(SIGALRM, ft_watchdog_fire);
+    alarm((unsigned)FT_DEADLINE);
+}
+
+static inline void ft_watchdog_disarm(void)
+{
+    alarm(0);
+}
+
 /* Size of comm's failed group. */
 static inline int ft_failed_count(MPI_Comm comm)
 {

@@ -28,8 +28,10 @@
 #   FS_TEST_NPS       rank counts (default: "2 3 4")
 #   FS_TEST_TIMEOUT   hard limit per run in seconds (default: 60)
 #   FS_ASAN=1         export ASAN_OPTIONS=detect_leaks=0 to the ranks
-#   FS_TEST_REPEAT    runs of each fault test (FS_TEST_FAULT: 1) per rank
-#                     count and config (default 1; CI loops them)
+#   FS_TEST_REPEAT    runs in a row of each fault test (FS_TEST_FAULT: 1) in
+#                     each config, at the first of its rank counts; the other
+#                     rank counts run once (default 1; `make test` uses 20)
+#   FS_TEST_REPEAT_ALL_NPS  1: repeat at every rank count
 #   FS_TEST_FAULT_NPS rank counts for fault tests (default: each test's own)
 #
 # A test's leading comment may hold lines " * FS_TEST_<KEY>: value":
@@ -208,16 +210,20 @@ for name in "${TESTS[@]}"; do
     fi
     read -r -a topts <<< "$test_opts"
     read -r -a ropts <<< "$run_opts"
+    first_np=1
     for np in ${test_nps:-$NPS}; do
+        reps=$repeat
+        [ "$first_np" = 1 ] || [ "${FS_TEST_REPEAT_ALL_NPS:-0}" = 1 ] || reps=1
+        first_np=0
         for cfg in $CONFIGS; do
-          for ((it = 1; it <= repeat; it++)); do
+          for ((it = 1; it <= reps; it++)); do
             case $cfg in
             shm) opts=("${SHM_OPTS[@]}") ;;
             tcp) opts=("${TCP_OPTS[@]}") ;;
             *) die "unknown config '$cfg' (shm or tcp)" ;;
             esac
             tag="$name np=$np $cfg"
-            [ "$repeat" -gt 1 ] && tag="$tag #$it"
+            [ "$reps" -gt 1 ] && tag="$tag #$it"
             out="$LOGDIR/run.stdout"
             err="$LOGDIR/run.stderr"
             t1=$(now_us)
