@@ -32,7 +32,7 @@ OMPI_CFLAGS := $(foreach d,$(OMPI_INCDIRS),-isystem $(d))
 WARN        := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 BASE_CFLAGS := $(OPT) -g -std=gnu11 -fPIC -fvisibility=hidden -mcx16 \
                -fno-strict-aliasing $(WARN) $(SANITIZE) -Iinclude -Isrc
-CORE_LIBS   := -lucp -lucs -lpthread
+CORE_LIBS   := -lucp -lucs -lpthread -lm
 # LTO is for the library only: Criterion's test registration does not
 # survive it, and test programs gain nothing from it.
 PROG_CFLAGS := $(filter-out -flto=auto -ffat-lto-objects,$(BASE_CFLAGS))
@@ -62,7 +62,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: all deps test unit-test mpi-test external-test demo install asan bench bench-killtime clean
+.PHONY: all deps test unit-test tools-test mpi-test external-test demo install asan bench bench-killtime clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -132,6 +132,10 @@ $(DEMO_BIN): src/tools/failstop-demo.c include/failstop.h $(SO_LIB)
 unit-test: $(UNIT_BIN)
 	@bash tests/run-unit.sh $(BUILD)
 
+# failstop-run/failstop-rank without MPI: stopped-rank fencing (about 7 s)
+tools-test: all
+	@bash tests/tools/test_fence.sh $(BUILD)
+
 # REPEAT: runs in a row of each fault test per transport (make test: 20)
 REPEAT ?= 1
 mpi-test: all
@@ -143,6 +147,7 @@ external-test: all
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20
 	@$(MAKE) --no-print-directory external-test
 

@@ -65,7 +65,12 @@ int MPIX_Failstop_active(int *flag);
 /* Reads one of failstop's counters by name: "msgs_sent", "msgs_received",
  * "unexpected", "reordered", "early_cid", "discarded_after_failure",
  * "dropped_malformed", "pool_grows", "large_copies", "peers_failed",
- * "peers_left", "notices_sent", "notices_received", "requests_allocated".  Unknown names give MPI_ERR_ARG.
+ * "peers_left", "notices_sent", "notices_received", "requests_allocated",
+ * and the failure detector's "hb_beats_sent", "hb_beats_received",
+ * "hb_suspicions" (failures it decided itself), "hb_failed_sent" (failure
+ * messages it sent: the propagation cost), "hb_syncs_sent", "hb_refused"
+ * (messages of processes known failed; all 0 when the detector is off).
+ * Unknown names give MPI_ERR_ARG.
  * pool_grows counts the allocations failstop made for messages and
  * requests_allocated the MPI request objects it created: both stay flat once
  * a communication pattern has warmed up. */

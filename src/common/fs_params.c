@@ -49,6 +49,18 @@ const fs_param_desc_t fs_param_table[] = {
      "Fault injection for tests: RANK:after=N[:SIGNAL] makes world rank RANK "
      "kill itself after N messages sent or received",
      FS_PARAM_FIELD(inject)},
+    {"hb_period_ms", FS_PARAM_INT, "100",
+     "Heartbeat period in ms of the failure detector (a thread with its own "
+     "UDP socket; each process beats to the next one in a ring). It finds "
+     "hung processes, which no transport reports. 0 switches the detector "
+     "off: then failures are only learned from transports, and propagated by "
+     "notices to every process",
+     FS_PARAM_FIELD(hb_period_ms)},
+    {"hb_timeout_ms", FS_PARAM_INT, "1000",
+     "A process whose heartbeats stop for this many ms is suspected, and a "
+     "suspicion is final: it is failed everywhere and ends (MPI-FT 17.3). At "
+     "least 3 heartbeat periods",
+     FS_PARAM_FIELD(hb_timeout_ms)},
 };
 
 const size_t fs_param_count = sizeof(fs_param_table) / sizeof(fs_param_table[0]);

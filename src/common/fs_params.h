@@ -24,6 +24,8 @@ typedef struct fs_params {
     int     cause_wait_ms;
     int     max_unexpected_mb;
     char   *inject;
+    int     hb_period_ms;
+    int     hb_timeout_ms;
 } fs_params_t;
 
 typedef struct fs_param_desc {

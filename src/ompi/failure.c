@@ -27,6 +27,7 @@ void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported)
      * with Open MPI's message for the error class */
     FS_WARN("process %u (rank in MPI_COMM_WORLD) failed%s", fs_ompi_rank_of(ep),
             reported ? " (reported by another process)" : "");
+    fs_ompi_hb_report(ep);
 }
 
 static void fs_ompi_mark(const char *what, int code)

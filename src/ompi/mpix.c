@@ -1,5 +1,6 @@
 /* The public MPIX_ API (include/failstop.h). */
 #include "ompi/ompi_int.h"
+#include "failure/hb.h"
 #include "failstop.h"
 
 #include "ompi/errhandler/errhandler.h"
@@ -182,6 +183,36 @@ static const fs_mpix_counter_t fs_mpix_counters[] = {
     FS_MPIX_COUNTER(notices_received),
 };
 
+#define FS_MPIX_HB_COUNTER(_f) {#_f, offsetof(fs_det_stats_t, _f)}
+static const fs_mpix_counter_t fs_mpix_hb_counters[] = {
+    FS_MPIX_HB_COUNTER(beats_sent),
+    FS_MPIX_HB_COUNTER(beats_received),
+    FS_MPIX_HB_COUNTER(suspicions),
+    FS_MPIX_HB_COUNTER(failed_sent),
+    FS_MPIX_HB_COUNTER(syncs_sent),
+    FS_MPIX_HB_COUNTER(refused),
+};
+
+/* The failure detector's counters ("hb_<name>"); 0 when it is off. */
+static int fs_mpix_hb_counter(const char *name, unsigned long long *value)
+{
+    fs_det_stats_t stats;
+    size_t i;
+
+    memset(&stats, 0, sizeof(stats));
+    if (fs_ompi.hb != NULL) {
+        fs_hb_stats(fs_ompi.hb, &stats);
+    }
+    for (i = 0; i < sizeof(fs_mpix_hb_counters) / sizeof(fs_mpix_hb_counters[0]); ++i) {
+        if (!strcmp(fs_mpix_hb_counters[i].name, name)) {
+            *value = *(const uint64_t *)((const char *)&stats +
+                                         fs_mpix_hb_counters[i].offset);
+            return MPI_SUCCESS;
+        }
+    }
+    return MPI_ERR_ARG;
+}
+
 FS_MPIX_API int MPIX_Failstop_counter(const char *name, unsigned long long *value)
 {
     size_t i;
@@ -196,6 +227,9 @@ FS_MPIX_API int MPIX_Failstop_counter(const char *name, unsigned long long *valu
         /* MPI requests come from a free list that grows in chunks */
         *value = fs_ompi.requests.fl_num_allocated;
         return MPI_SUCCESS;
+    }
+    if (!strncmp(name, "hb_", 3)) {
+        return fs_mpix_hb_counter(name + 3, value);
     }
     for (i = 0; i < sizeof(fs_mpix_counters) / sizeof(fs_mpix_counters[0]); ++i) {
         if (!strcmp(fs_mpix_counters[i].name, name)) {

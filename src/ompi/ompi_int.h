@@ -19,6 +19,8 @@
 #include "common/fs_params.h"
 #include "proto/core.h"
 
+#include <stdatomic.h>
+
 typedef enum fs_ompi_req_kind {
     FS_OMPI_REQ_SEND = 0,
     FS_OMPI_REQ_RECV
@@ -76,6 +78,14 @@ typedef struct fs_ompi {
     fs_ompi_errors_t               errors;
     int                            multi_thread;
     int                            enabled;
+    /* failure detector (detector.c); NULL when pml_failstop_hb_period_ms=0 */
+    struct fs_hb                  *hb;
+    fs_ep_t                      **world_eps;      /* by MPI_COMM_WORLD rank */
+    uint32_t                       world_size;
+    _Atomic unsigned char         *hb_failed;      /* set by the detector thread */
+    _Atomic unsigned               hb_epoch;
+    unsigned                       hb_seen;
+    int                            hb_armed;
 } fs_ompi_t;
 
 extern fs_ompi_t fs_ompi;
@@ -89,6 +99,22 @@ FS_EXPORT mca_pml_base_module_t *mca_pml_failstop_init(int *priority,
                                                        bool progress_threads,
                                                        bool mpi_threads);
 FS_EXPORT int mca_pml_failstop_finalize(void);
+
+/* detector.c */
+int  fs_ompi_hb_init(void);
+int  fs_ompi_hb_arm(void);
+void fs_ompi_hb_note_proc(ompi_proc_t *proc, fs_ep_t *ep);
+void fs_ompi_hb_apply(void);
+void fs_ompi_hb_report(fs_ep_t *ep);
+void fs_ompi_hb_fini(void);
+
+static inline void fs_ompi_hb_poll(void)
+{
+    if (OPAL_UNLIKELY(fs_ompi.hb_seen !=
+                      atomic_load_explicit(&fs_ompi.hb_epoch, memory_order_acquire))) {
+        fs_ompi_hb_apply();
+    }
+}
 
 /* params.c */
 int  fs_ompi_params_register(const mca_base_component_t *component);

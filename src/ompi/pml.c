@@ -73,6 +73,7 @@ int fs_ompi_progress(void)
 
     fs_ompi_lock();
     count = fs_engine_progress(fs_ompi.engine);
+    fs_ompi_hb_poll();
     fs_ompi_unlock();
     return (int)count;
 }
@@ -107,12 +108,20 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
     config.my_id           = fs_ompi_proc_id(ompi_proc_local());
     config.multi_thread    = mpi_threads;
     config.estimated_peers = ompi_process_info.num_procs;
+    config.external_propagation = fs_ompi.params.hb_period_ms > 0;
     if (fs_engine_create(&config, &fs_ompi.engine) != FS_OK) {
         FS_ERROR("cannot start the failstop engine over UCX");
         return NULL;
     }
+    if (fs_ompi_hb_init() != OMPI_SUCCESS) {
+        fs_ompi_hb_fini();
+        fs_engine_destroy(fs_ompi.engine);
+        fs_ompi.engine = NULL;
+        return NULL;
+    }
     if (fs_ompi_publish_address() != OMPI_SUCCESS) {
         FS_ERROR("cannot publish the UCX address");
+        fs_ompi_hb_fini();
         fs_engine_destroy(fs_ompi.engine);
         fs_ompi.engine = NULL;
         return NULL;
@@ -157,6 +166,7 @@ int mca_pml_failstop_finalize(void)
     fs_ompi_mark_finalized();
     opal_progress_unregister(fs_ompi_progress);
     fs_ompi_failure_fini();
+    fs_ompi_hb_fini();
     fs_engine_destroy(fs_ompi.engine);
     fs_ompi.engine = NULL;
     fs_ompi_completed_req_fini();
@@ -194,6 +204,7 @@ static int fs_ompi_add_proc(ompi_proc_t *proc)
         return OMPI_ERROR;
     }
     proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = (void *)ep;
+    fs_ompi_hb_note_proc(proc, ep);
     return OMPI_SUCCESS;
 }
 
@@ -206,6 +217,9 @@ static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
     /* start at our own rank so not everyone wires up to rank 0 first */
     for (i = 0; (i < nprocs) && (rc == OMPI_SUCCESS); ++i) {
         rc = fs_ompi_add_proc(procs[(i + first) % nprocs]);
+    }
+    if (rc == OMPI_SUCCESS) {
+        rc = fs_ompi_hb_arm();    /* once: later calls do nothing */
     }
     fs_ompi_unlock();
     return rc;

@@ -114,6 +114,9 @@ typedef struct fs_engine_config {
     uint64_t              my_id;
     int                   multi_thread;
     size_t                estimated_peers;
+    /* 1: another component (the failure detector) tells the other processes
+     * about failures; 0: the engine sends a notice to every peer itself */
+    int                   external_propagation;
 } fs_engine_config_t;
 
 /* ---- engine ---- */
@@ -132,6 +135,9 @@ const fs_stats_t *fs_engine_stats(const fs_engine_t *engine);
 /* MPI_Finalize / disconnect: announce our departure to these peers, flush and
  * close their endpoints, waiting at most finalize_timeout_ms. */
 void        fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count);
+/* The failure detector found the process of ep failed (a suspicion is
+ * final).  Ignored for a peer that announced its departure. */
+void        fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep);
 
 /* ---- endpoints ---- */
 fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,

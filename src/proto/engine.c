@@ -51,6 +51,7 @@ static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
 {
     fs_tl_config_t tl_config;
 
+    tl_config.role          = FS_TL_ROLE_MAIN;
     tl_config.dt_ops        = &config->host->dt;
     tl_config.multi_thread  = config->multi_thread;
     tl_config.keepalive_ms  = config->params->ucx_keepalive_ms;
@@ -86,6 +87,7 @@ fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **eng
     engine->tl_ops       = config->tl_ops;
     engine->my_id        = config->my_id;
     engine->multi_thread = config->multi_thread;
+    engine->external_propagation = config->external_propagation;
     engine->unexpected_limit = (size_t)config->params->max_unexpected_mb << 20;
     engine->inject_left      = UINT64_MAX;
     fs_list_init(&engine->comms_list);
@@ -170,6 +172,17 @@ void fs_engine_wait(fs_engine_t *engine, const fs_req_t *req, void (*host_poll)(
         engine->in_progress = 0;
         fs_engine_after_progress(engine);
     }
+}
+
+void fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep)
+{
+    /* a process that announced its departure stops beating when it goes:
+     * leaving is not failing */
+    if (ep->state == FS_EP_LEAVING) {
+        return;
+    }
+    fs_peer_fail(engine, ep, NULL, NULL);
+    fs_engine_after_progress(engine);
 }
 
 void fs_engine_lock(fs_engine_t *engine)

@@ -108,6 +108,7 @@ struct fs_engine {
     fs_mpool_t             ctrl_pool;
     unsigned               ctrl_inflight;
     unsigned               notices_pending; /* eps with notice_pending set */
+    int                    external_propagation;
     uint64_t               inject_left;     /* messages until injected death */
     int                    inject_sig;
     fs_mpool_t             copy_pools[FS_COPY_CLASSES];

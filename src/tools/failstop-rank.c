@@ -2,13 +2,32 @@
  *
  * With --enable-recovery mpirun's exit code means nothing, so failstop-run
  * starts every rank through this waiter, which records how the rank ended in
- * $FAILSTOP_STATUS_DIR/rank.<N>: "exit <code>" or "signal <number>", plus
- * the time.  It forwards termination signals to the rank, and the rank dies
- * with it (PR_SET_PDEATHSIG) if the waiter itself is killed.
+ * $FAILSTOP_STATUS_DIR/rank.<N>: a first line "exit <code> <time>" or
+ * "signal <number> <time>", followed by " injected" when the waiter sent a
+ * planned signal (below).  It forwards termination signals to the rank, and
+ * the rank dies with it (PR_SET_PDEATHSIG) if the waiter itself is killed.
  *
  * $FAILSTOP_KILL ("RANK@SECONDS[:SIGNAL],...", from failstop-run --kill)
  * makes the waiter of RANK send SIGNAL (default SIGKILL) to its rank after
- * SECONDS: the process killed is the MPI process itself, as a crash would. */
+ * SECONDS: the process killed is the MPI process itself, as a crash would.
+ * A rank may have several entries (e.g. STOP, then CONT); they are sent in
+ * time order.
+ *
+ * Fencing: mpirun (4.1, --enable-recovery) ends the job only when every
+ * process has terminated, so a rank that stays stopped (SIGSTOP, SIGTSTP...)
+ * would keep the job alive forever after the survivors excluded it.  When
+ * the rank has been stopped for $FAILSTOP_FENCE_STOPPED_MS milliseconds
+ * (default 3000, 0 = never), the waiter kills it with SIGKILL; the record
+ * then says "signal 9 ..." and has a second line
+ * "fenced after stopped <ms> ms stop-signal <n>".  When the rank stops, the
+ * waiter also writes $FAILSTOP_STATUS_DIR/stopped.<N> ("<stop signal>
+ * <time>", the time the waiter saw the stop) for tests.  If the waiter itself
+ * stalls while counting (the whole job stopped and resumed, an overloaded
+ * machine), the count restarts rather than killing at once.
+ *
+ * The waiter sleeps in sigtimedwait() on SIGCHLD: blocked while the rank runs
+ * (until the next planned signal, if any); while the rank is stopped it wakes
+ * every FS_RANK_TICK_MS to notice its own stalls. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -20,6 +39,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#define FS_RANK_MAX_KILLS        32
+#define FS_RANK_FENCE_DEFAULT_MS 3000
+/* Wake-up period while the rank is stopped and a fence limit is set. */
+#define FS_RANK_TICK_MS          100
+/* A wake-up this much later than planned means the waiter itself stalled. */
+#define FS_RANK_STALL_MS         500
+/* "Never", in seconds (no libm: the Makefile links this without -lm). */
+#define FS_RANK_NEVER            1e30
+
+typedef struct {
+    double at;   /* seconds after the rank started */
+    int    sig;
+} fs_rank_kill_t;
+
+typedef struct {
+    int  killed;     /* a planned signal was sent */
+    int  fenced;     /* killed with SIGKILL after being stopped too long */
+    long stopped_ms; /* how long it had been stopped when fenced */
+    int  stop_sig;   /* the signal that stopped it (last stop seen) */
+} fs_rank_outcome_t;
+
 static volatile pid_t fs_rank_child = -1;
 
 static void fs_rank_forward(int sig)
@@ -29,6 +69,7 @@ static void fs_rank_forward(int sig)
     }
 }
 
+/* Wall-clock time, for the records (compared across ranks by failstop-run). */
 static double fs_rank_now(void)
 {
     struct timespec ts;
@@ -37,31 +78,82 @@ static double fs_rank_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Finds this rank's entry in FAILSTOP_KILL; returns 1 and fills delay/signal. */
-static int fs_rank_kill_plan(int rank, double *delay_p, int *sig_p)
+/* Monotonic time, for every delay the waiter measures. */
+static double fs_rank_min(double a, double b)
 {
-    const char *plan = getenv("FAILSTOP_KILL");
-    char *copy, *item, *save = NULL;
-    int found = 0;
+    return (a < b) ? a : b;
+}
 
-    if ((plan == NULL) || (*plan == '\0') || ((copy = strdup(plan)) == NULL)) {
+static double fs_rank_mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Fills plan with this rank's entries in FAILSTOP_KILL, in time order (ties
+ * in the order given); returns their number. */
+static int fs_rank_kill_plan(int rank, fs_rank_kill_t *plan, int max)
+{
+    const char *env = getenv("FAILSTOP_KILL");
+    char *copy, *item, *save = NULL;
+    int n = 0, i, j;
+
+    if ((env == NULL) || (*env == '\0') || ((copy = strdup(env)) == NULL)) {
         return 0;
     }
-    for (item = strtok_r(copy, ",", &save); item != NULL && !found;
+    for (item = strtok_r(copy, ",", &save); item != NULL;
          item = strtok_r(NULL, ",", &save)) {
         int r, sig = SIGKILL;
         double delay;
-        if ((sscanf(item, "%d@%lf:%d", &r, &delay, &sig) >= 2) && (r == rank)) {
-            *delay_p = delay;
-            *sig_p   = sig;
-            found    = 1;
+        if ((sscanf(item, "%d@%lf:%d", &r, &delay, &sig) < 2) || (r != rank)) {
+            continue;
         }
+        if (n == max) {
+            fprintf(stderr, "failstop-rank: more than %d --kill entries for rank %d;"
+                    " ignoring '%s'\n", max, rank, item);
+            continue;
+        }
+        /* insertion sort, stable */
+        for (i = n; (i > 0) && (plan[i - 1].at > delay); i--) {
+            plan[i] = plan[i - 1];
+        }
+        plan[i].at  = delay;
+        plan[i].sig = sig;
+        n++;
     }
     free(copy);
-    return found;
+    for (j = 0; j < n; j++) {
+        if (!(plan[j].at >= 0)) {
+            plan[j].at = 0;
+        }
+    }
+    return n;
 }
 
-static void fs_rank_record(const char *dir, int rank, int status, int killed)
+/* FAILSTOP_FENCE_STOPPED_MS: milliseconds, 0 = never; default when unset. */
+static long fs_rank_fence_ms(void)
+{
+    const char *env = getenv("FAILSTOP_FENCE_STOPPED_MS");
+    char *end;
+    long ms;
+
+    if ((env == NULL) || (*env == '\0')) {
+        return FS_RANK_FENCE_DEFAULT_MS;
+    }
+    errno = 0;
+    ms = strtol(env, &end, 10);
+    if ((errno != 0) || (*end != '\0') || (ms < 0)) {
+        fprintf(stderr, "failstop-rank: bad FAILSTOP_FENCE_STOPPED_MS '%s';"
+                " using %d\n", env, FS_RANK_FENCE_DEFAULT_MS);
+        return FS_RANK_FENCE_DEFAULT_MS;
+    }
+    return ms;
+}
+
+static void fs_rank_record(const char *dir, int rank, int status,
+                           const fs_rank_outcome_t *out)
 {
     char path[4096];
     FILE *f;
@@ -71,38 +163,121 @@ static void fs_rank_record(const char *dir, int rank, int status, int killed)
     if (f == NULL) {
         return;
     }
+    /* The first line's format is parsed by failstop-run and tests/mpi/run.sh. */
     if (WIFSIGNALED(status)) {
         fprintf(f, "signal %d %.6f%s\n", WTERMSIG(status), fs_rank_now(),
-                killed ? " injected" : "");
+                out->killed ? " injected" : "");
     } else {
         fprintf(f, "exit %d %.6f%s\n", WEXITSTATUS(status), fs_rank_now(),
-                killed ? " injected" : "");
+                out->killed ? " injected" : "");
+    }
+    if (out->fenced) {
+        fprintf(f, "fenced after stopped %ld ms stop-signal %d\n",
+                out->stopped_ms, out->stop_sig);
     }
     fclose(f);
 }
 
-/* Waits for the child, delivering the planned kill when its time comes. */
-static int fs_rank_wait(pid_t child, int has_kill, double delay, int sig, int *killed_p)
+/* For tests: when the waiter saw the rank stop. */
+static void fs_rank_record_stop(const char *dir, int rank, int sig)
 {
-    double deadline = fs_rank_now() + delay;
-    int status = 0;
-    pid_t r;
+    char path[4096];
+    FILE *f;
 
-    *killed_p = 0;
+    if ((dir == NULL) || (rank < 0)) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/stopped.%d", dir, rank);
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "%d %.6f\n", sig, fs_rank_now());
+        fclose(f);
+    }
+}
+
+/* Waits for the child to terminate: sends the planned signals when their
+ * time comes, and fences the child when it stays stopped too long.  SIGCHLD
+ * must be blocked (in *chld). */
+static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
+                        long fence_ms, const sigset_t *chld, const char *dir,
+                        int rank, fs_rank_outcome_t *out)
+{
+    const double start = fs_rank_mono();
+    const double limit = (double)fence_ms * 1e-3;
+    double stopped_since = -1; /* monotonic; < 0 when running */
+    int next = 0, status = 0;
+
+    memset(out, 0, sizeof(*out));
     for (;;) {
-        r = waitpid(child, &status, has_kill && !*killed_p ? WNOHANG : 0);
+        struct timespec ts;
+        double now, wake, before, planned;
+        pid_t r;
+
+        r = waitpid(child, &status, WNOHANG | WUNTRACED | WCONTINUED);
         if (r == child) {
-            return status;
+            if (WIFEXITED(status) || WIFSIGNALED(status)) {
+                return status;
+            }
+            if (WIFSTOPPED(status)) {
+                out->stop_sig = WSTOPSIG(status);
+                if (stopped_since < 0) {
+                    stopped_since = fs_rank_mono();
+                    fs_rank_record_stop(dir, rank, out->stop_sig);
+                }
+            } else if (WIFCONTINUED(status)) {
+                stopped_since = -1;
+            }
+            continue; /* there may be more to collect */
         }
         if ((r < 0) && (errno != EINTR)) {
+            perror("failstop-rank: waitpid");
             return status;
         }
-        if (has_kill && !*killed_p && (fs_rank_now() >= deadline)) {
-            kill(child, sig);
-            *killed_p = 1;
-        } else if (has_kill && !*killed_p) {
-            double left = deadline - fs_rank_now();
-            usleep((useconds_t)((left < 0.02 ? left : 0.02) * 1e6) + 1);
+
+        now = fs_rank_mono();
+        while ((next < nplan) && (now >= start + plan[next].at)) {
+            kill(child, plan[next].sig);
+            out->killed = 1;
+            next++;
+        }
+        if ((stopped_since >= 0) && (fence_ms > 0) && !out->fenced &&
+            (now - stopped_since >= limit)) {
+            out->fenced     = 1;
+            out->stopped_ms = (long)((now - stopped_since) * 1e3 + 0.5);
+            fprintf(stderr, "failstop-rank: rank %d stopped (signal %d) for %ld ms:"
+                    " fencing it with SIGKILL\n", rank, out->stop_sig, out->stopped_ms);
+            kill(child, SIGKILL);
+        }
+
+        /* Sleep until a state change of the child, the next planned signal,
+         * or (while it is stopped) the next tick. */
+        wake = FS_RANK_NEVER;
+        if (next < nplan) {
+            wake = start + plan[next].at;
+        }
+        if ((stopped_since >= 0) && (fence_ms > 0) && !out->fenced) {
+            wake = fs_rank_min(wake, fs_rank_min(stopped_since + limit,
+                                                 now + FS_RANK_TICK_MS * 1e-3));
+        }
+        before = fs_rank_mono();
+        if (wake >= FS_RANK_NEVER) {
+            planned = FS_RANK_NEVER;
+            sigwaitinfo(chld, NULL);
+        } else {
+            planned = (wake > before) ? wake - before : 0;
+            ts.tv_sec  = (time_t)planned;
+            ts.tv_nsec = (long)((planned - (double)ts.tv_sec) * 1e9) + 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            sigtimedwait(chld, NULL, &ts);
+        }
+        /* Woken much later than planned: this waiter was stopped or starved
+         * too, so what the child's stop lasted is unknown; count afresh. */
+        if ((stopped_since >= 0) &&
+            (fs_rank_mono() - before > planned + FS_RANK_STALL_MS * 1e-3)) {
+            stopped_since = fs_rank_mono();
         }
     }
 }
@@ -112,20 +287,36 @@ int main(int argc, char **argv)
     const char *dir = getenv("FAILSTOP_STATUS_DIR");
     const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
     int rank = (rank_env != NULL) ? atoi(rank_env) : -1;
-    int has_kill, killed, sig = SIGKILL, status;
-    double delay = 0;
+    fs_rank_kill_t plan[FS_RANK_MAX_KILLS];
+    fs_rank_outcome_t out;
+    sigset_t chld, old;
+    int nplan, status;
+    long fence_ms;
 
     if (argc < 2) {
         fprintf(stderr, "usage: failstop-rank PROGRAM [ARGS...]\n");
         return 127;
     }
-    has_kill = fs_rank_kill_plan(rank, &delay, &sig);
+    if ((dir != NULL) && (*dir == '\0')) {
+        dir = NULL;
+    }
+    nplan    = fs_rank_kill_plan(rank, plan, FS_RANK_MAX_KILLS);
+    fence_ms = fs_rank_fence_ms();
+
+    /* SIGCHLD stays pending until sigtimedwait() takes it; default action
+     * (not SIG_IGN, which would reap the child for us). */
+    signal(SIGCHLD, SIG_DFL);
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
+
     fs_rank_child = fork();
     if (fs_rank_child < 0) {
         perror("failstop-rank: fork");
         return 127;
     }
     if (fs_rank_child == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         execvp(argv[1], argv + 1);
         fprintf(stderr, "failstop-rank: cannot run %s: %s\n", argv[1], strerror(errno));
@@ -137,9 +328,9 @@ int main(int argc, char **argv)
     signal(SIGUSR1, fs_rank_forward);
     signal(SIGUSR2, fs_rank_forward);
     signal(SIGCONT, fs_rank_forward);
-    status = fs_rank_wait(fs_rank_child, has_kill, delay, sig, &killed);
+    status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, dir, rank, &out);
     if ((dir != NULL) && (rank >= 0)) {
-        fs_rank_record(dir, rank, status, killed);
+        fs_rank_record(dir, rank, status, &out);
     }
     if (WIFSIGNALED(status)) {
         return 128 + WTERMSIG(status);

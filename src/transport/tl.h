@@ -32,6 +32,7 @@ struct fs_tl_op {
 enum {
     FS_AM_MATCH = 0,    /* MPI point-to-point message (fs_hdr_match_t) */
     FS_AM_CTRL  = 1,    /* control: departure, failure notices (fs_hdr_ctrl_t) */
+    FS_AM_HB    = 2,    /* failure detector (fs_det_msg_t), detector role only */
     FS_AM_COUNT
 };
 
@@ -62,13 +63,24 @@ typedef struct fs_tl_upcalls {
     void (*ep_error)(void *arg, void *ep_user, const fs_fault_row_t *row);
 } fs_tl_upcalls_t;
 
+/* What a transport instance is for. */
+typedef enum fs_tl_role {
+    FS_TL_ROLE_MAIN,      /* MPI traffic (FS_AM_MATCH, FS_AM_CTRL) */
+    FS_TL_ROLE_DETECTOR   /* heartbeats (FS_AM_HB): one thread, may sleep on
+                             wait_fd, its own network channel; small
+                             messages that begin with a header of
+                             rx_hdr_len bytes */
+} fs_tl_role_t;
+
 typedef struct fs_tl_config {
+    fs_tl_role_t          role;
     const fs_dt_ops_t    *dt_ops;
     int                   multi_thread;
     int                   keepalive_ms;
     int                   fifo_size;
     size_t                cma_seg_size;
     size_t                estimated_eps;
+    size_t                rx_hdr_len;     /* detector role */
 } fs_tl_config_t;
 
 typedef struct fs_tl_ops {
@@ -101,8 +113,17 @@ typedef struct fs_tl_ops {
     void        (*cancel)(fs_tl_t *tl, fs_tl_op_t *op);
 
     unsigned    (*progress)(fs_tl_t *tl);
+
+    /* Detector role (NULL otherwise): a file descriptor that becomes readable when there is
+     * something to progress; arm returns FS_OK when it is safe to sleep on
+     * it, FS_ERR_AGAIN when progress is needed first; signal (any thread)
+     * wakes a sleeper. */
+    fs_status_t (*wait_fd)(fs_tl_t *tl, int *fd_p);
+    fs_status_t (*arm)(fs_tl_t *tl);
+    void        (*signal)(fs_tl_t *tl);
 } fs_tl_ops_t;
 
-extern const fs_tl_ops_t fs_tl_ucx_ops;
+extern const fs_tl_ops_t fs_tl_ucx_ops;   /* MPI traffic */
+extern const fs_tl_ops_t fs_tl_udp_ops;   /* the failure detector */
 
 #endif

@@ -173,6 +173,33 @@ static inline void ft_watchdog_disarm(void)
     alarm(0);
 }
 
+/* 1 if process pid (on this node) exists and is stopped: /proc state T. */
+static inline int ft_is_stopped(int pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    size_t len;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    p = strrchr(buf, ')');      /* the command name may contain spaces */
+    return (p != NULL) && (p[1] == ' ') && (p[2] == 'T' || p[2] == 't');
+}
+
+/* One of failstop's counters (MPIX_Failstop_counter). */
+static inline unsigned long long ft_counter(const char *name)
+{
+    unsigned long long x = 0;
+
+    MT_CHECK(MPIX_Failstop_counter(name, &x));
+    return x;
+}
+
 /* Size of comm's failed group. */
 static inline int ft_failed_count(MPI_Comm comm)
 {

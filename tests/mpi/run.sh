@@ -42,6 +42,7 @@
 #                   at least one rank must have died on purpose (ft_die(),
 #                   --kill or pml_failstop_inject, as failstop-run records
 #                   it), and every other rank must print its OK line
+#   REPEAT_MAX      at most this many runs in a row (slow fault tests)
 #   EXPECT          "abort": the job must end with a non-zero status, promptly,
 #                   and print EXPECT_OUTPUT (an extended regex) on stderr/stdout
 #   EXPECT_OUTPUT   see EXPECT
@@ -170,21 +171,27 @@ verdict_abort() {
 }
 
 # A fault test: some rank died on purpose, every other one passed.
+# A rank stopped by a planned signal (--kill R@T:STOP) that its waiter then
+# fenced (SIGKILL after $FAILSTOP_FENCE_STOPPED_MS) died on purpose too: its
+# record reads "signal 9 TIME injected" plus "fenced after stopped ..."; a
+# rank fenced without a planned signal or marker did not.
 verdict_fault() {
-    local name=$1 np=$2 rc=$3 out=$4 st=$5 r n dead=0 kind rest
+    local name=$1 np=$2 rc=$3 out=$4 st=$5 r n dead=0 kind rest line2
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         echo "timeout after ${TMO}s"; return
     fi
     for ((r = 0; r < np; r++)); do
         n=$(grep -cx "MPITEST OK $name rank $r/$np" "$out")
-        kind=""; rest=""
-        [ -f "$st/rank.$r" ] && read -r kind rest < "$st/rank.$r"
+        kind=""; rest=""; line2=""
+        [ -f "$st/rank.$r" ] &&
+            { read -r kind rest; IFS= read -r line2; } < "$st/rank.$r"
+        [[ $line2 == fenced* ]] || line2=""
         if [ "$kind" = signal ] &&
            { [ -e "$st/injected.$r" ] || [[ $rest == *injected* ]]; }; then
             dead=$((dead + 1))
             [ "$n" -eq 0 ] || { echo "killed rank $r printed OK"; return; }
         elif [ "$n" -ne 1 ]; then
-            echo "rank $r printed $n OK lines (ended: ${kind:-?} ${rest%% *})"
+            echo "rank $r printed $n OK lines (ended: ${kind:-?} ${rest%% *}${line2:+, $line2})"
             return
         fi
     done
@@ -207,6 +214,8 @@ for name in "${TESTS[@]}"; do
     if [ "$repeat_fault" = 1 ]; then
         repeat=${FS_TEST_REPEAT:-1}
         test_nps=${FS_TEST_FAULT_NPS:-$test_nps}
+        rmax=$(meta "$name" REPEAT_MAX)
+        if [ -n "$rmax" ] && [ "$repeat" -gt "$rmax" ]; then repeat=$rmax; fi
     fi
     read -r -a topts <<< "$test_opts"
     read -r -a ropts <<< "$run_opts"

@@ -11,7 +11,7 @@
  * keepalive is how a transport notices a dead peer that nobody talks to, so
  * without failstop's failure notices a bystander would not learn at all.
  * Rank 0 learns from its own pending receive, then everyone must know: the
- * failed group and the counters (peers_failed 1, failure notices sent by
+ * failed group and the counters (peers_failed 1, failure messages sent by
  * every survivor), and survivors go on exchanging messages.  (Over shared
  * memory a bystander can learn only from a notice; over TCP its own broken
  * connection may tell it too.)
@@ -20,13 +20,6 @@
  */
 #include "faulttest.h"
 
-static unsigned long long counter(const char *name)
-{
-    unsigned long long x = 0;
-    MT_CHECK(MPIX_Failstop_counter(name, &x));
-    return x;
-}
-
 int main(int argc, char **argv)
 {
     const char *r_env = getenv("OMPI_COMM_WORLD_RANK");
@@ -34,6 +27,7 @@ int main(int argc, char **argv)
     int v, me, n, buf[64], in[64], live[64], i, nlive = 0;
     MPI_Status st;
     MPI_Request rq;
+    double t0;
 
     /* bystanders: no transport-level detection of a peer that is silent */
     if (r_env != NULL && n_env != NULL && atoi(r_env) != 0 &&
@@ -72,12 +66,18 @@ int main(int argc, char **argv)
     ft_wait_failed(MT_HERE, MPI_COMM_WORLD, v);
     mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == 1,
               "failed group has %d members", ft_failed_count(MPI_COMM_WORLD));
-    mt_expect(MT_HERE, counter("peers_failed") == 1, "peers_failed = %llu",
-              counter("peers_failed"));
-    /* whoever learns tells the others: with three or more survivors each
-     * one has at least one survivor to tell besides its informant */
-    mt_expect(MT_HERE, counter("notices_sent") >= 1, "notices_sent = %llu",
-              counter("notices_sent"));
+    mt_expect(MT_HERE, ft_counter("peers_failed") == 1, "peers_failed = %llu",
+              ft_counter("peers_failed"));
+    /* whoever learns tells the others (the engine's notices, or with the
+     * failure detector on, its FAILED messages): with three or more
+     * survivors each one has at least one survivor to tell */
+    t0 = mt_now();
+    while (ft_counter("notices_sent") + ft_counter("hb_failed_sent") == 0) {
+        /* the detector thread sends them: asynchronously, but in bounded time */
+        if (mt_now() - t0 > FT_DEADLINE)
+            mt_fail(MT_HERE, "no failure message sent after %.0f s "
+                    "(notices_sent 0, hb_failed_sent 0)", FT_DEADLINE);
+    }
     /* (whether a bystander received a notice is not checked: over TCP its
      * own connection to the victim breaks too, and it may be the one that
      * tells the others) */
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
         if (i != v)
             live[nlive++] = i;
     ft_survivors_exchange(live, nlive, 9);
-    mt_expect(MT_HERE, counter("peers_failed") == 1, "peers_failed = %llu",
-              counter("peers_failed"));
+    mt_expect(MT_HERE, ft_counter("peers_failed") == 1, "peers_failed = %llu",
+              ft_counter("peers_failed"));
     return ft_finish();
 }

@@ -17,13 +17,6 @@
  */
 #include "faulttest.h"
 
-static unsigned long long counter(const char *name)
-{
-    unsigned long long x = 0;
-    MT_CHECK(MPIX_Failstop_counter(name, &x));
-    return x;
-}
-
 /* MPI_Waitall with a deadline (MPI_Testall polled for at most
  * FT_DEADLINE seconds); returns MPI_Testall's code once all completed or
  * one reported an error. */
@@ -123,8 +116,8 @@ int main(int argc, char **argv)
                      "ANY_SOURCE receive before the ack");
     MT_CHECK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
     expect_failed(MT_HERE, 1, v, 1, "acked group after the first ack");
-    mt_expect(MT_HERE, counter("peers_failed") == 1, "peers_failed = %llu",
-              counter("peers_failed"));
+    mt_expect(MT_HERE, ft_counter("peers_failed") == 1, "peers_failed = %llu",
+              ft_counter("peers_failed"));
 
     /* ---- second failure --------------------------------------------------- */
     if (me == v[1]) {
@@ -158,8 +151,8 @@ int main(int argc, char **argv)
     mt_expect(MT_HERE, i == 2, "reenable_any_source returned %d members", i);
     MT_CHECK(MPI_Group_free(&g));
     expect_failed(MT_HERE, 1, v, 2, "acked group after the second ack");
-    mt_expect(MT_HERE, counter("peers_failed") == 2, "peers_failed = %llu",
-              counter("peers_failed"));
+    mt_expect(MT_HERE, ft_counter("peers_failed") == 2, "peers_failed = %llu",
+              ft_counter("peers_failed"));
     for (i = 0; i < 2; i++) {
         ft_expect_failed(MT_HERE, MPI_Send(&x, 1, MPI_INT, v[i], 8,
                                            MPI_COMM_WORLD), "send to a victim");

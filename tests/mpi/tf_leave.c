@@ -23,13 +23,6 @@
 #define NSMALL 16
 #define NMED 256     /* still eager: the leaver's send completes alone */
 
-static unsigned long long counter(const char *name)
-{
-    unsigned long long x = 0;
-    MT_CHECK(MPIX_Failstop_counter(name, &x));
-    return x;
-}
-
 static void progress(MPI_Comm comm)
 {
     int flag;
@@ -59,10 +52,10 @@ static void expect_not_failed(mt_loc at, const char *when)
     mt_expect(at, ft_failed_count(MPI_COMM_WORLD) == 0,
               "%s: failed group has %d members", when,
               ft_failed_count(MPI_COMM_WORLD));
-    mt_expect(at, counter("peers_failed") == 0, "%s: peers_failed = %llu",
-              when, counter("peers_failed"));
-    mt_expect(at, counter("peers_left") == 1, "%s: peers_left = %llu", when,
-              counter("peers_left"));
+    mt_expect(at, ft_counter("peers_failed") == 0, "%s: peers_failed = %llu",
+              when, ft_counter("peers_failed"));
+    mt_expect(at, ft_counter("peers_left") == 1, "%s: peers_left = %llu", when,
+              ft_counter("peers_left"));
     MT_CHECK(MPIX_Comm_collectives_enabled(MPI_COMM_WORLD, &active));
     mt_expect(at, active == 1, "%s: MPI_COMM_WORLD collectively inactive",
               when);
@@ -78,18 +71,76 @@ static void leaver(int n)
     MT_CHECK(MPI_Send(med, NMED, MPI_INT, 0, 2, MPI_COMM_WORLD));
     for (i = 0; i < n - 1; i++)
         MT_CHECK(MPI_Send(&pid, 1, MPI_INT, i, 3, MPI_COMM_WORLD));
-    mt_expect(MT_HERE, counter("peers_failed") == 0, "leaver: peers_failed "
-              "= %llu", counter("peers_failed"));
+    mt_expect(MT_HERE, ft_counter("peers_failed") == 0, "leaver: peers_failed "
+              "= %llu", ft_counter("peers_failed"));
+}
+
+/* Waits (bounded) until rank L's departure is seen, checking on the way
+ * that it is never reported as a failure. */
+static void wait_departure(MPI_Comm rest, int L)
+{
+    double t0 = mt_now();
+
+    while (ft_counter("peers_left") < 1) {
+        progress(rest);
+        mt_expect(MT_HERE, ft_counter("peers_failed") == 0 &&
+                  ft_failed_count(MPI_COMM_WORLD) == 0,
+                  "rank %d's departure was reported as a failure", L);
+        if (mt_now() - t0 > FT_DEADLINE)
+            mt_fail(MT_HERE, "rank %d's departure not seen after %.0f s", L,
+                    FT_DEADLINE);
+    }
+    expect_not_failed(MT_HERE, "after the departure");
+}
+
+/* Waits (bounded) until L's process is gone (reaped), then gives the
+ * transport time to see it: still no failure. */
+static void wait_gone(MPI_Comm rest, int L, int pid)
+{
+    double t0 = mt_now();
+
+    while (kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
+        progress(rest);
+        if (mt_now() - t0 > FT_DEADLINE)
+            mt_fail(MT_HERE, "process %d of rank %d still exists after %.0f "
+                    "s", pid, L, FT_DEADLINE);
+    }
+    t0 = mt_now();
+    while (mt_now() - t0 < 0.3)
+        progress(rest);
+    expect_not_failed(MT_HERE, "after the process exited");
+}
+
+/* MPI_ANY_SOURCE still works among the L survivors (ring): the receive
+ * pending since before the departure (*any_rq, into in), then new ones. */
+static void wildcards_still_work(MPI_Request *any_rq, int *in, int L)
+{
+    int me = mt_rank(), to = (me + 1) % L, from = (me + L - 1) % L, it;
+    int buf[NSMALL];
+    MPI_Request rq;
+    MPI_Status st;
+
+    for (it = 7; it <= 9; it++) {
+        if (it > 7)
+            MT_CHECK(MPI_Irecv(in, NSMALL, MPI_INT, MPI_ANY_SOURCE, it,
+                               MPI_COMM_WORLD, any_rq));
+        mt_fill(buf, sizeof buf, me, it);
+        MT_CHECK(MPI_Isend(buf, NSMALL, MPI_INT, to, it, MPI_COMM_WORLD, &rq));
+        MT_CHECK(MPI_Wait(any_rq, &st));
+        mt_expect_status(MT_HERE, &st, from, it, MPI_INT, NSMALL);
+        mt_verify(MT_HERE, in, NSMALL * sizeof(int), from, it,
+                  "MPI_ANY_SOURCE receive");
+        MT_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
 }
 
 int main(int argc, char **argv)
 {
     int me, n, L, x = 0, pid = 0, buf[NSMALL], in[NSMALL], med[NMED], rc;
-    int to, from, it, pend_x = -1;
+    int pend_x = -1;
     MPI_Comm rest;
-    MPI_Request any_rq, named_rq = MPI_REQUEST_NULL, rq;
+    MPI_Request any_rq, named_rq = MPI_REQUEST_NULL;
     MPI_Status st;
-    double t0;
 
     mt_init(&argc, &argv, "tf_leave");
     me = mt_rank();
@@ -116,17 +167,7 @@ int main(int argc, char **argv)
 
     /* the others: L's BYE must arrive, as a departure */
     MT_CHECK(MPI_Recv(&pid, 1, MPI_INT, L, 3, MPI_COMM_WORLD, &st));
-    t0 = mt_now();
-    while (counter("peers_left") < 1) {
-        progress(rest);
-        mt_expect(MT_HERE, counter("peers_failed") == 0 &&
-                  ft_failed_count(MPI_COMM_WORLD) == 0,
-                  "rank %d's departure was reported as a failure", L);
-        if (mt_now() - t0 > FT_DEADLINE)
-            mt_fail(MT_HERE, "rank %d's departure not seen after %.0f s", L,
-                    FT_DEADLINE);
-    }
-    expect_not_failed(MT_HERE, "after the departure");
+    wait_departure(rest, L);
 
     /* the pending receive naming L ends, without blaming L */
     if (me == 1) {
@@ -147,18 +188,7 @@ int main(int argc, char **argv)
                   "rank");
     }
 
-    /* the process is gone (reaped) and the transport had time to see it */
-    t0 = mt_now();
-    while (kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
-        progress(rest);
-        if (mt_now() - t0 > FT_DEADLINE)
-            mt_fail(MT_HERE, "process %d of rank %d still exists after %.0f "
-                    "s", pid, L, FT_DEADLINE);
-    }
-    t0 = mt_now();
-    while (mt_now() - t0 < 0.3)
-        progress(rest);
-    expect_not_failed(MT_HERE, "after the process exited");
+    wait_gone(rest, L, pid);
 
     /* new operations naming L: a plain error, not a failure */
     expect_left(MT_HERE, MPI_Recv(&x, 1, MPI_INT, L, 4, MPI_COMM_WORLD, &st),
@@ -166,20 +196,7 @@ int main(int argc, char **argv)
     expect_left(MT_HERE, MPI_Send(&x, 1, MPI_INT, L, 4, MPI_COMM_WORLD),
                 "send to the departed rank");
 
-    /* MPI_ANY_SOURCE still works: the pending one, then new ones */
-    to = (me + 1) % L;
-    from = (me + L - 1) % L;
-    for (it = 7; it <= 9; it++) {
-        if (it > 7)
-            MT_CHECK(MPI_Irecv(in, NSMALL, MPI_INT, MPI_ANY_SOURCE, it,
-                               MPI_COMM_WORLD, &any_rq));
-        mt_fill(buf, sizeof buf, me, it);
-        MT_CHECK(MPI_Isend(buf, NSMALL, MPI_INT, to, it, MPI_COMM_WORLD, &rq));
-        MT_CHECK(MPI_Wait(&any_rq, &st));
-        mt_expect_status(MT_HERE, &st, from, it, MPI_INT, NSMALL);
-        mt_verify(MT_HERE, in, sizeof in, from, it, "MPI_ANY_SOURCE receive");
-        MT_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
-    }
+    wildcards_still_work(&any_rq, in, L);
     expect_not_failed(MT_HERE, "at the end");
 
     /* nothing left over; the survivors' communicator still synchronizes */

@@ -1,0 +1,615 @@
+/* Heartbeat failure detector: the protocol state machine.  See detector.h
+ * for the protocol; docs/notes/detector-study.md sections 2-3 for why.
+ *
+ * Everything is allocated in fs_det_create; the other calls only read and
+ * write those arrays and call ops.  Times are the caller's (seconds, any
+ * monotonic origin).
+ *
+ * Reliability, in short: the flood reaches every process the surviving BMG
+ * connects; whatever it misses (a forwarder died, or views differed) shows
+ * up as a digest mismatch on a ring edge within a period, and the SYNC that
+ * follows makes the receiver learn, hence flood, again. */
+#include "failure/detector.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-rank state.  ALIVE is 0 so that state[] doubles as fs_det_bmg's gone[]. */
+enum {
+    FS_DET_ST_ALIVE  = 0,
+    FS_DET_ST_FAILED = 1,
+    FS_DET_ST_LEFT   = 2
+};
+
+struct fs_det {
+    fs_det_config_t cfg;
+    fs_det_ops_t    ops;
+    void           *arg;
+
+    uint8_t        *state;        /* n entries: FS_DET_ST_* */
+    uint8_t        *bits;         /* failed bitmap: the SYNC payload */
+    size_t          nbytes;       /* (n + 7) / 8 */
+    double         *last_refuse;  /* n: last FAILED answer to a failed sender */
+    double         *last_sync;    /* n: last SYNC sent to the rank */
+    uint32_t       *nbr;          /* scratch for fs_det_bmg */
+    uint32_t        max_nbr;
+
+    uint32_t        count;        /* failed ranks known */
+    uint64_t        digest;       /* XOR of fs_det_digest_rank over them */
+
+    uint32_t        observed;     /* n if none */
+    uint32_t        observer;     /* n if none */
+    double          next_beat;    /* when the next BEAT to the observer is due */
+    double          obs_deadline; /* the observed process is suspected then */
+    double          last_beat_at; /* last BEAT from the observed, -inf if none */
+    int             started;
+    int             left;
+
+    fs_det_stats_t  stats;
+};
+
+/* ---- pure helpers ---------------------------------------------------------- */
+
+static uint32_t fs_det_step(uint32_t n, uint32_t r, int dir)
+{
+    if (dir > 0) {
+        return (r + 1 == n) ? 0 : r + 1;
+    }
+    return (r == 0) ? n - 1 : r - 1;
+}
+
+/* Ring distance from a to b going to successors. */
+static uint64_t fs_det_dist(uint32_t n, uint32_t a, uint32_t b)
+{
+    return ((uint64_t)b + n - a) % n;
+}
+
+static int fs_det_contains(const uint32_t *set, uint32_t len, uint32_t r)
+{
+    uint32_t i;
+
+    for (i = 0; i < len; ++i) {
+        if (set[i] == r) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Nearest live process from me in direction dir (me excluded), or n. */
+static uint32_t fs_det_walk(uint32_t n, uint32_t me, const uint8_t *gone, int dir)
+{
+    uint32_t r = fs_det_step(n, me, dir);
+
+    while (r != me) {
+        if ((gone == NULL) || !gone[r]) {
+            return r;
+        }
+        r = fs_det_step(n, r, dir);
+    }
+    return n;
+}
+
+uint64_t fs_det_digest_rank(uint32_t rank)
+{
+    /* splitmix64 with state rank + 1: every rank gets a well-mixed,
+     * nonzero-looking word, so XORs of small sets rarely collide */
+    uint64_t z = (uint64_t)rank + 1 + 0x9e3779b97f4a7c15ull;
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint32_t fs_det_bmg(uint32_t n, uint32_t me, const uint8_t *gone, uint32_t *out,
+                    uint32_t max)
+{
+    uint32_t count = 0;
+    uint64_t step;
+    int dir;
+
+    for (step = 1; step < n; step <<= 1) {
+        for (dir = 1; dir >= -1; dir -= 2) {
+            uint64_t t = (dir > 0) ? ((uint64_t)me + step) % n :
+                                     ((uint64_t)me + n - step) % n;
+            uint32_t r = (uint32_t)t;
+
+            if ((gone != NULL) && gone[r]) {
+                /* only the ring edges are repaired: they carry anti-entropy */
+                r = (step == 1) ? fs_det_walk(n, me, gone, dir) : n;
+            }
+            if ((r == n) || (r == me) || fs_det_contains(out, count, r)) {
+                continue;
+            }
+            if (count == max) {
+                return count;
+            }
+            out[count++] = r;
+        }
+    }
+    return count;
+}
+
+/* ---- sending ----------------------------------------------------------------- */
+
+static void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subject)
+{
+    const void *data = NULL;
+    size_t len       = 0;
+    fs_det_msg_t msg;
+
+    memset(&msg, 0, sizeof(msg));
+    msg.type    = type;
+    msg.sender  = det->cfg.me;
+    msg.subject = subject;
+    msg.count   = det->count;
+    msg.digest  = det->digest;
+    switch (type) {
+    case FS_DET_BEAT:
+        ++det->stats.beats_sent;
+        break;
+    case FS_DET_FAILED:
+        ++det->stats.failed_sent;
+        break;
+    case FS_DET_SYNC:
+        data = det->bits;
+        len  = det->nbytes;
+        ++det->stats.syncs_sent;
+        break;
+    default:
+        break;
+    }
+    det->ops.send(det->arg, to, &msg, data, len);
+}
+
+/* At most once per period per peer: *last is that peer's last time. */
+static int fs_det_rate_ok(const fs_det_t *det, double *last, double now)
+{
+    if (now - *last < det->cfg.period) {
+        return 0;
+    }
+    *last = now;
+    return 1;
+}
+
+static void fs_det_sync_to(fs_det_t *det, uint32_t to, double now)
+{
+    if (fs_det_rate_ok(det, &det->last_sync[to], now)) {
+        fs_det_send(det, to, FS_DET_SYNC, det->cfg.me);
+    }
+}
+
+/* ---- the ring ---------------------------------------------------------------- */
+
+/* Watches r (n: nobody) and asks it for beats; it gets one period more than
+ * a timeout for the OBSERVE to arrive and its first beat to come back. */
+static void fs_det_watch(fs_det_t *det, uint32_t r, double now)
+{
+    det->observed     = r;
+    det->last_beat_at = -HUGE_VAL;
+    if (r < det->cfg.n) {
+        det->obs_deadline = now + det->cfg.timeout + det->cfg.period;
+        fs_det_send(det, r, FS_DET_OBSERVE, r);
+    }
+}
+
+/* rank just became gone (failed or left): close the ring around it. */
+static void fs_det_ring_repair(fs_det_t *det, uint32_t rank, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+
+    if (rank == det->observed) {
+        fs_det_watch(det, fs_det_walk(c->n, c->me, det->state, -1), now);
+    }
+    if (rank == det->observer) {
+        /* beats go there, on the usual schedule; its own OBSERVE will
+         * confirm it.  Once n (nobody left), only an OBSERVE changes it,
+         * and that beats at once */
+        det->observer = fs_det_walk(c->n, c->me, det->state, +1);
+    }
+}
+
+/* ---- learning a failure -------------------------------------------------------- */
+
+/* from: who told us (not told again), n if nobody. */
+static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
+                         uint32_t from, double now)
+{
+    uint32_t i, k;
+
+    /* leaving is not failing; and a failure is learned once */
+    if ((rank == det->cfg.me) || (det->state[rank] != FS_DET_ST_ALIVE)) {
+        return;
+    }
+    det->state[rank]      = FS_DET_ST_FAILED;
+    det->bits[rank >> 3] |= (uint8_t)(1u << (rank & 7));
+    det->count           += 1;
+    det->digest          ^= fs_det_digest_rank(rank);
+
+    k = fs_det_bmg(det->cfg.n, det->cfg.me, det->state, det->nbr, det->max_nbr);
+    for (i = 0; i < k; ++i) {
+        if (det->nbr[i] != from) {
+            fs_det_send(det, det->nbr[i], FS_DET_FAILED, rank);
+        }
+    }
+    /* a live-but-suspected process learns that it is excluded */
+    fs_det_send(det, rank, FS_DET_FAILED, rank);
+    fs_det_ring_repair(det, rank, now);
+    /* last: the host may publish the failure, and with it these counters */
+    det->ops.failed(det->arg, rank, cause);
+}
+
+/* ---- receiving ------------------------------------------------------------------ */
+
+static int fs_det_rx_valid(const fs_det_t *det, const fs_det_msg_t *msg,
+                           const void *data, size_t len)
+{
+    uint32_t n = det->cfg.n;
+
+    if ((msg == NULL) || (msg->sender >= n) || (msg->sender == det->cfg.me) ||
+        (msg->subject >= n)) {
+        return 0;
+    }
+    switch (msg->type) {
+    case FS_DET_BEAT:
+    case FS_DET_OBSERVE:
+    case FS_DET_FAILED:
+        return 1;
+    case FS_DET_LEAVE:
+        return msg->subject != det->cfg.me;
+    case FS_DET_SYNC:
+        return (data != NULL) && (len == det->nbytes);
+    default:
+        return 0;
+    }
+}
+
+static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
+{
+    uint32_t from = msg->sender;
+
+    ++det->stats.beats_received;
+    if (from == det->observed) {
+        if ((det->last_beat_at > -HUGE_VAL) &&
+            (now - det->last_beat_at > det->stats.max_beat_gap)) {
+            det->stats.max_beat_gap = now - det->last_beat_at;
+        }
+        det->last_beat_at = now;
+        det->obs_deadline = now + det->cfg.timeout;
+    }
+    if ((msg->count != det->count) || (msg->digest != det->digest)) {
+        fs_det_sync_to(det, from, now);
+    }
+}
+
+static void fs_det_rx_observe(fs_det_t *det, uint32_t from, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    uint32_t cur             = det->observer;
+
+    /* observers only move away: a nearer request than a live observer is stale */
+    if ((cur < c->n) && (det->state[cur] == FS_DET_ST_ALIVE) &&
+        (fs_det_dist(c->n, c->me, from) < fs_det_dist(c->n, c->me, cur))) {
+        return;
+    }
+    det->observer  = from;
+    fs_det_send(det, from, FS_DET_BEAT, c->me);
+    det->next_beat = now + c->period;
+}
+
+/* Sends LEAVE(subject) over the binomial graph, except to from. */
+static void fs_det_flood_leave(fs_det_t *det, uint32_t subject, uint32_t from)
+{
+    uint32_t i, k;
+
+    k = fs_det_bmg(det->cfg.n, det->cfg.me, det->state, det->nbr, det->max_nbr);
+    for (i = 0; i < k; ++i) {
+        if ((det->nbr[i] != from) && (det->nbr[i] != subject)) {
+            fs_det_send(det, det->nbr[i], FS_DET_LEAVE, subject);
+        }
+    }
+}
+
+/* subject finalized (told by itself or forwarded): everyone must know, or a
+ * ring repaired across it later would wait for its beats and suspect it. */
+static void fs_det_rx_leave(fs_det_t *det, uint32_t subject, uint32_t from,
+                            double now)
+{
+    if (det->state[subject] != FS_DET_ST_ALIVE) {
+        return;                         /* known already; failed stays failed */
+    }
+    det->state[subject] = FS_DET_ST_LEFT;  /* gone for the ring, not in the digest */
+    fs_det_flood_leave(det, subject, from);
+    fs_det_ring_repair(det, subject, now);
+}
+
+static int fs_det_bit(const uint8_t *bits, uint32_t r)
+{
+    return (bits[r >> 3] >> (r & 7)) & 1;
+}
+
+static void fs_det_rx_sync(fs_det_t *det, uint32_t from, const uint8_t *theirs,
+                           double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    int lacks                = 0;
+    uint32_t r;
+    size_t i;
+
+    if (fs_det_bit(theirs, c->me)) {
+        /* as final as FAILED(me) */
+        det->ops.excluded(det->arg, from);
+        return;
+    }
+    for (r = 0; r < c->n; ++r) {
+        if ((theirs[r >> 3] != 0) && fs_det_bit(theirs, r)) {
+            fs_det_learn(det, r, FS_DET_CAUSE_MESSAGE, from, now);
+        }
+    }
+    /* padding bits of mine are always 0, so bytes compare directly */
+    for (i = 0; i < det->nbytes; ++i) {
+        lacks |= (det->bits[i] & (uint8_t)~theirs[i]) != 0;
+    }
+    if (lacks) {
+        fs_det_sync_to(det, from, now);
+    }
+}
+
+void fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
+               size_t len, double now)
+{
+    uint32_t from;
+
+    if (det->left || !fs_det_rx_valid(det, msg, data, len)) {
+        return;
+    }
+    from = msg->sender;
+    if (det->state[from] == FS_DET_ST_FAILED) {
+        /* an excluded process must not act; tell it, without echoing a storm */
+        ++det->stats.refused;
+        if (fs_det_rate_ok(det, &det->last_refuse[from], now)) {
+            fs_det_send(det, from, FS_DET_FAILED, from);
+        }
+        return;
+    }
+    if (det->state[from] == FS_DET_ST_LEFT) {
+        return;  /* sends nothing after LEAVE; a late copy changes nothing */
+    }
+    switch (msg->type) {
+    case FS_DET_BEAT:
+        fs_det_rx_beat(det, msg, now);
+        break;
+    case FS_DET_OBSERVE:
+        fs_det_rx_observe(det, from, now);
+        break;
+    case FS_DET_FAILED:
+        if (msg->subject == det->cfg.me) {
+            det->ops.excluded(det->arg, from);
+        } else {
+            fs_det_learn(det, msg->subject, FS_DET_CAUSE_MESSAGE, from, now);
+        }
+        break;
+    case FS_DET_LEAVE:
+        fs_det_rx_leave(det, msg->subject, from, now);
+        break;
+    case FS_DET_SYNC:
+        fs_det_rx_sync(det, from, data, now);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- time ------------------------------------------------------------------------ */
+
+void fs_det_start(fs_det_t *det, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+
+    if (det->started || det->left) {
+        return;
+    }
+    det->started      = 1;
+    det->obs_deadline = now + c->timeout + c->grace;
+    det->last_beat_at = -HUGE_VAL;
+    if (det->observer < c->n) {
+        fs_det_send(det, det->observer, FS_DET_BEAT, c->me);
+    }
+    det->next_beat = now + c->period;
+}
+
+double fs_det_next_deadline(const fs_det_t *det)
+{
+    double t = HUGE_VAL;
+
+    if (!det->started || det->left) {
+        return HUGE_VAL;
+    }
+    if (det->observer < det->cfg.n) {
+        t = det->next_beat;
+    }
+    if ((det->observed < det->cfg.n) && (det->obs_deadline < t)) {
+        t = det->obs_deadline;
+    }
+    return t;
+}
+
+void fs_det_tick(fs_det_t *det, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    double late;
+
+    if (!det->started || det->left) {
+        return;
+    }
+    late = now - fs_det_next_deadline(det);
+    if (late > det->stats.max_self_late) {
+        det->stats.max_self_late = late;
+    }
+    if (late > c->timeout / 2) {
+        /* this process was stopped or starved: its observed's silence
+         * proves nothing, give it a full timeout from now */
+        det->obs_deadline = now + c->timeout;
+        det->last_beat_at = -HUGE_VAL;
+    }
+    if (now >= det->next_beat) {
+        if (det->observer < c->n) {
+            fs_det_send(det, det->observer, FS_DET_BEAT, c->me);
+        }
+        det->next_beat += c->period;
+        if (det->next_beat <= now) {
+            det->next_beat = now + c->period;
+        }
+    }
+    /* >=, not >: a tick exactly at the deadline must act, or the caller
+     * would be woken again for the same deadline */
+    if ((det->observed < c->n) && (now >= det->obs_deadline)) {
+        ++det->stats.suspicions;
+        fs_det_learn(det, det->observed, FS_DET_CAUSE_TIMEOUT, c->n, now);
+    }
+}
+
+void fs_det_report(fs_det_t *det, uint32_t rank, double now)
+{
+    if (det->left || (rank >= det->cfg.n)) {
+        return;
+    }
+    fs_det_learn(det, rank, FS_DET_CAUSE_REPORT, det->cfg.n, now);
+}
+
+void fs_det_leave(fs_det_t *det, double now)
+{
+    (void)now;
+    if (det->left) {
+        return;
+    }
+    /* the binomial graph includes observer and observed (distance 1) */
+    fs_det_flood_leave(det, det->cfg.me, det->cfg.n);
+    det->left = 1;
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+int fs_det_is_failed(const fs_det_t *det, uint32_t rank)
+{
+    return (rank < det->cfg.n) && (det->state[rank] == FS_DET_ST_FAILED);
+}
+
+uint32_t fs_det_failed_count(const fs_det_t *det)
+{
+    return det->count;
+}
+
+uint32_t fs_det_observed(const fs_det_t *det)
+{
+    return det->observed;
+}
+
+uint32_t fs_det_observer(const fs_det_t *det)
+{
+    return det->observer;
+}
+
+const fs_det_stats_t *fs_det_stats(const fs_det_t *det)
+{
+    return &det->stats;
+}
+
+/* ---- life cycle --------------------------------------------------------------------- */
+
+static int fs_det_config_ok(const fs_det_config_t *c, const fs_det_ops_t *ops)
+{
+    /* written so that NaNs fail too */
+    return (c->n >= 1) && (c->me < c->n) && (c->period > 0) &&
+           (c->timeout >= 2 * c->period) && isfinite(c->timeout) &&
+           (c->grace >= 0) && isfinite(c->grace) && (ops->send != NULL) &&
+           (ops->failed != NULL) && (ops->excluded != NULL);
+}
+
+static void fs_det_init_state(fs_det_t *det)
+{
+    const fs_det_config_t *c = &det->cfg;
+    uint32_t r;
+
+    for (r = 0; r < c->n; ++r) {
+        det->last_refuse[r] = -HUGE_VAL;
+        det->last_sync[r]   = -HUGE_VAL;
+    }
+    /* the ring is known before start, so rx and report may come first */
+    det->observed     = fs_det_walk(c->n, c->me, NULL, -1);
+    det->observer     = fs_det_walk(c->n, c->me, NULL, +1);
+    det->last_beat_at = -HUGE_VAL;
+}
+
+fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops,
+                          void *arg, fs_det_t **det_p)
+{
+    fs_det_t *det;
+    uint64_t step;
+
+    if ((config == NULL) || (ops == NULL) || (det_p == NULL) ||
+        !fs_det_config_ok(config, ops)) {
+        return FS_ERR_INVALID;
+    }
+    det = calloc(1, sizeof(*det));
+    if (det == NULL) {
+        goto err;
+    }
+    det->cfg    = *config;
+    det->ops    = *ops;
+    det->arg    = arg;
+    det->nbytes = ((size_t)config->n + 7) / 8;
+    for (step = 1; step < config->n; step <<= 1) {
+        det->max_nbr += 2;
+    }
+    det->state = calloc(config->n, sizeof(*det->state));
+    if (det->state == NULL) {
+        goto err_free_det;
+    }
+    det->bits = calloc(det->nbytes, 1);
+    if (det->bits == NULL) {
+        goto err_free_state;
+    }
+    det->last_refuse = malloc(config->n * sizeof(*det->last_refuse));
+    if (det->last_refuse == NULL) {
+        goto err_free_bits;
+    }
+    det->last_sync = malloc(config->n * sizeof(*det->last_sync));
+    if (det->last_sync == NULL) {
+        goto err_free_refuse;
+    }
+    det->nbr = calloc(det->max_nbr + 1, sizeof(*det->nbr));
+    if (det->nbr == NULL) {
+        goto err_free_sync;
+    }
+    fs_det_init_state(det);
+    *det_p = det;
+    return FS_OK;
+
+err_free_sync:
+    free(det->last_sync);
+err_free_refuse:
+    free(det->last_refuse);
+err_free_bits:
+    free(det->bits);
+err_free_state:
+    free(det->state);
+err_free_det:
+    free(det);
+err:
+    return FS_ERR_NO_MEMORY;
+}
+
+void fs_det_destroy(fs_det_t *det)
+{
+    if (det == NULL) {
+        return;
+    }
+    free(det->nbr);
+    free(det->last_sync);
+    free(det->last_refuse);
+    free(det->bits);
+    free(det->state);
+    free(det);
+}

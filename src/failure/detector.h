@@ -1,0 +1,144 @@
+/* Heartbeat failure detector: the protocol only.
+ *
+ * No threads, no transport, no clock of its own: the caller (the detector
+ * thread, src/failure/hb.c; or a simulator in the unit tests) passes the
+ * time to every call and carries messages through fs_det_ops_t.  Ranks are
+ * MPI_COMM_WORLD ranks 0..n-1.
+ *
+ * Observation ring (SC16, as in ULFM): every process sends a BEAT every
+ * period to its observer, the nearest live successor; it watches its
+ * observed, the nearest live predecessor.  An observed process silent for
+ * timeout is suspected, and a suspicion is final (MPI-FT 17.3): it is
+ * failed everywhere.  The observer then asks the next live predecessor to
+ * send it beats (OBSERVE).  A process only accepts an OBSERVE that is at
+ * least as far along the ring as its current observer: observers only move
+ * away, so a nearer request is stale.
+ *
+ * Propagation: a newly learned failure is sent (FAILED) to the binomial
+ * graph neighbours me +- 2^k (distance 1 repaired to the nearest live
+ * process), each process forwarding only what is new to it: at most
+ * 2 n ceil(log2 n) messages per failure.  Anti-entropy makes it reliable
+ * when forwarders die during the flood: every BEAT carries the sender's
+ * failed count and digest; on a mismatch the receiver sends its failed
+ * bitmap (SYNC), and whoever learns something from a SYNC floods it again
+ * and answers with its own bitmap if the sender lacked something.
+ *
+ * Leaving is not failing: a process that finalizes sends LEAVE to its
+ * observer and observed; they treat it as gone (the ring skips it) but
+ * never report it as failed.
+ *
+ * Exclusion: messages from a process known failed are dropped and answered
+ * (at most once per period) with FAILED naming it; a process that receives
+ * FAILED naming itself calls ops->excluded and must end. */
+#ifndef FS_FAILURE_DETECTOR_H
+#define FS_FAILURE_DETECTOR_H
+
+#include "common/fs_status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum fs_det_msg_type {
+    FS_DET_BEAT    = 1,  /* alive; count/digest of the sender's failed set */
+    FS_DET_OBSERVE = 2,  /* "I observe you now: send me your beats" */
+    FS_DET_FAILED  = 3,  /* subject has failed */
+    FS_DET_LEAVE   = 4,  /* the sender finalizes normally (subject = sender) */
+    FS_DET_SYNC    = 5   /* data: the sender's failed bitmap, (n + 7) / 8 bytes */
+} fs_det_msg_type_t;
+
+/* Wire header (24 bytes, host byte order: one machine family per job). */
+typedef struct fs_det_msg {
+    uint8_t  type;       /* fs_det_msg_type_t */
+    uint8_t  pad[3];
+    uint32_t sender;     /* world rank */
+    uint32_t subject;    /* FAILED: the failed rank; LEAVE: the sender */
+    uint32_t count;      /* BEAT, SYNC: number of failed ranks the sender knows */
+    uint64_t digest;     /* BEAT, SYNC: fs_det_digest of that set */
+} fs_det_msg_t;
+
+typedef enum fs_det_cause {
+    FS_DET_CAUSE_TIMEOUT,    /* this detector's own suspicion */
+    FS_DET_CAUSE_MESSAGE,    /* another detector said so (FAILED or SYNC) */
+    FS_DET_CAUSE_REPORT      /* fs_det_report: the local engine/transport */
+} fs_det_cause_t;
+
+typedef struct fs_det_ops {
+    /* Sends msg (and data, len bytes, for SYNC) to world rank to.  Best
+     * effort: a message to a dead process may be lost silently. */
+    void (*send)(void *arg, uint32_t to, const fs_det_msg_t *msg,
+                 const void *data, size_t len);
+    /* rank is newly known failed (once per rank, never for this process). */
+    void (*failed)(void *arg, uint32_t rank, fs_det_cause_t cause);
+    /* Process `by` says this process has failed: it must end itself. */
+    void (*excluded)(void *arg, uint32_t by);
+} fs_det_ops_t;
+
+typedef struct fs_det_config {
+    uint32_t n;          /* world size, >= 1 */
+    uint32_t me;         /* this process's world rank, < n */
+    double   period;     /* seconds between beats */
+    double   timeout;    /* seconds of silence before a suspicion (>= 2 period) */
+    double   grace;      /* extra seconds allowed for the first beat (start-up) */
+} fs_det_config_t;
+
+typedef struct fs_det_stats {
+    uint64_t beats_sent;
+    uint64_t beats_received;
+    uint64_t suspicions;         /* failures this detector decided itself */
+    uint64_t failed_sent;        /* FAILED messages sent (propagation cost) */
+    uint64_t syncs_sent;
+    uint64_t refused;            /* messages dropped: sender known failed */
+    double   max_beat_gap;       /* seconds, largest gap between beats of an observed process */
+    double   max_self_late;      /* seconds, largest lateness of fs_det_tick vs its deadline */
+} fs_det_stats_t;
+
+typedef struct fs_det fs_det_t;
+
+/* Allocates everything the detector will ever need (nothing after). */
+fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops,
+                          void *arg, fs_det_t **det_p);
+void        fs_det_destroy(fs_det_t *det);
+
+/* Starts observing: the first beat goes out now; the observed process has
+ * timeout + grace for its first beat. */
+void        fs_det_start(fs_det_t *det, double now);
+
+/* Sends due beats and suspects a silent observed process.  A call much later
+ * than the next deadline (more than timeout / 2: this process itself was
+ * stopped or starved) suspects nobody and restarts the observed process's
+ * timeout instead. */
+void        fs_det_tick(fs_det_t *det, double now);
+
+/* A message arrived (data/len: SYNC bitmap, else NULL/0).  Malformed
+ * messages (bad type or ranks, short SYNC) are dropped. */
+void        fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
+                      size_t len, double now);
+
+/* The local engine or transport found rank failed (fail-stop).  Learned like
+ * any failure (propagated, ring repaired); ops->failed is called too. */
+void        fs_det_report(fs_det_t *det, uint32_t rank, double now);
+
+/* This process finalizes: LEAVE to observer and observed; from then on the
+ * detector sends nothing and suspects nobody. */
+void        fs_det_leave(fs_det_t *det, double now);
+
+/* Time of the next thing fs_det_tick has to do. */
+double      fs_det_next_deadline(const fs_det_t *det);
+
+int         fs_det_is_failed(const fs_det_t *det, uint32_t rank);
+uint32_t    fs_det_failed_count(const fs_det_t *det);
+uint32_t    fs_det_observed(const fs_det_t *det);   /* n if none */
+uint32_t    fs_det_observer(const fs_det_t *det);   /* n if none */
+const fs_det_stats_t *fs_det_stats(const fs_det_t *det);
+
+/* Digest of a failed set: XOR over its ranks of a 64-bit mix of the rank. */
+uint64_t    fs_det_digest_rank(uint32_t rank);
+
+/* Binomial-graph neighbours of me among n with the ranks in gone (gone[r]
+ * nonzero: failed or left) skipped: me +- 2^k for 2^k < n, distance 1
+ * repaired to the nearest live process in that direction, duplicates and me
+ * removed.  Writes at most max ranks to out; returns how many. */
+uint32_t    fs_det_bmg(uint32_t n, uint32_t me, const uint8_t *gone, uint32_t *out,
+                       uint32_t max);
+
+#endif

@@ -1,0 +1,594 @@
+/* The failure detector's thread (see hb.h).
+ *
+ * One thread owns the detector's transport instance (UDP, src/transport/
+ * udp.c: no connections to set up or break while processes die) and its
+ * fs_det_t; no other thread touches them.  The MPI thread talks to it
+ * through a mutex for the rare commands (arm, leave, stop, stats) and
+ * through per-rank atomic flags for failures the engine found; both wake
+ * the thread with the transport's signal.  The thread sleeps on the
+ * transport's file descriptor until a message arrives or the detector's
+ * next deadline.
+ *
+ * Transport upcalls only queue what arrived; the protocol runs between
+ * progress calls, so nothing is sent from inside one.  Errors of detector
+ * connections (none with UDP) are not failures: only heartbeat silence, or
+ * the engine, decides. */
+#define _GNU_SOURCE
+#include "failure/hb.h"
+#include "common/fs_log.h"
+#include "common/fs_time.h"
+
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FS_HB_RXQ 256   /* messages queued by one progress call */
+
+typedef struct fs_hb_rx {
+    fs_det_msg_t msg;
+    size_t       len;
+    uint8_t     *data;              /* sync_len bytes */
+} fs_hb_rx_t;
+
+typedef struct fs_hb_tx {
+    fs_tl_op_t       op;
+    struct fs_hb    *hb;
+    struct fs_hb_tx *next;          /* free list */
+    fs_det_msg_t     msg;
+    uint8_t         *data;          /* sync_len bytes */
+} fs_hb_tx_t;
+
+typedef struct fs_hb_peer {
+    struct fs_hb    *hb;
+    fs_tl_ep_t      *ep;
+    fs_tl_op_t       close_op;
+    uint8_t          broken;        /* its connection failed: reconnect on next send */
+    uint8_t          closing;
+    const void      *addr;
+    size_t           addr_len;
+} fs_hb_peer_t;
+
+struct fs_hb {
+    const fs_tl_ops_t *tl_ops;
+    fs_tl_t           *tl;
+    fs_det_config_t    det_cfg;
+    pthread_t          thread;
+    pthread_mutex_t    lock;
+    pthread_cond_t     cond;
+    /* under lock */
+    int                started;     /* transport open (or failed: start_status) */
+    fs_status_t        start_status;
+    int                armed, leave, left, stop;
+    fs_hb_host_t       host;
+    fs_det_stats_t     stats_copy;
+    /* engine reports: any thread */
+    _Atomic uint8_t   *reported;
+    atomic_uint        reports;
+    /* detector thread only */
+    fs_det_t          *det;
+    fs_hb_peer_t      *peers;
+    uint8_t           *addr_buf;
+    fs_hb_rx_t         rxq[FS_HB_RXQ];
+    unsigned           rx_count;
+    uint64_t           rx_dropped;
+    fs_hb_tx_t        *tx_slots, *tx_free;
+    unsigned           tx_busy;
+    size_t             sync_len;
+    uint8_t           *rx_data;
+};
+
+fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p)
+{
+    *enabled_p = params->hb_period_ms > 0;
+    if (!*enabled_p) {
+        return FS_OK;
+    }
+    if (params->hb_timeout_ms < 3 * params->hb_period_ms) {
+        FS_ERROR("pml_failstop_hb_timeout_ms (%d) must be at least 3 x "
+                 "pml_failstop_hb_period_ms (%d)", params->hb_timeout_ms,
+                 params->hb_period_ms);
+        return FS_ERR_INVALID;
+    }
+    return FS_OK;
+}
+
+/* ---- transport upcalls (detector thread, inside progress) ---------------- */
+
+static fs_status_t fs_hb_am_recv(void *arg, unsigned am_id, const void *hdr,
+                                 size_t hdr_len, void *data, size_t len,
+                                 const fs_tl_rx_t *rx)
+{
+    fs_hb_t *hb = arg;
+    fs_hb_rx_t *slot;
+
+    if ((am_id != FS_AM_HB) || (hdr_len != sizeof(fs_det_msg_t)) ||
+        (hb->det == NULL) || (len > hb->sync_len) || (rx->flags & FS_TL_RX_RNDV)) {
+        return FS_OK;       /* before arming, or malformed: a later beat repairs it */
+    }
+    if (hb->rx_count == FS_HB_RXQ) {
+        ++hb->rx_dropped;
+        return FS_OK;
+    }
+    slot = &hb->rxq[hb->rx_count++];
+    memcpy(&slot->msg, hdr, sizeof(slot->msg));
+    slot->len = len;
+    if (len != 0) {
+        memcpy(slot->data, data, len);
+    }
+    return FS_OK;
+}
+
+static void fs_hb_ep_error(void *arg, void *ep_user, const fs_fault_row_t *row)
+{
+    fs_hb_peer_t *peer = ep_user;
+
+    (void)arg;
+    (void)row;
+    peer->broken = 1;
+}
+
+static const fs_tl_upcalls_t fs_hb_upcalls = {
+    .am_recv  = fs_hb_am_recv,
+    .ep_error = fs_hb_ep_error,
+};
+
+/* ---- sending (fs_det_ops_t) ------------------------------------------------ */
+
+static void fs_hb_tx_done(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    fs_hb_tx_t *tx = (fs_hb_tx_t *)op;
+
+    (void)status;
+    (void)length;
+    tx->next         = tx->hb->tx_free;
+    tx->hb->tx_free  = tx;
+    --tx->hb->tx_busy;
+}
+
+static void fs_hb_peer_closed(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    fs_hb_peer_t *peer = (fs_hb_peer_t *)((char *)op - offsetof(fs_hb_peer_t, close_op));
+
+    (void)status;
+    (void)length;
+    peer->closing = 0;
+}
+
+/* The connection to peer, opened on first use and again after it broke (a
+ * broken connection is not a failure: only heartbeat silence is). */
+static fs_tl_ep_t *fs_hb_peer_ep(fs_hb_t *hb, fs_hb_peer_t *peer)
+{
+    if (peer->closing) {
+        return NULL;
+    }
+    if (peer->broken && (peer->ep != NULL)) {
+        peer->close_op.cb   = fs_hb_peer_closed;
+        peer->close_op.busy = 0;
+        peer->closing = (hb->tl_ops->ep_close(hb->tl, peer->ep, 1, &peer->close_op) ==
+                         FS_INPROGRESS);
+        peer->ep     = NULL;
+        peer->broken = 0;
+        if (peer->closing) {
+            return NULL;
+        }
+    }
+    if ((peer->ep == NULL) &&
+        (hb->tl_ops->ep_create(hb->tl, peer->addr, peer->addr_len, peer,
+                               &peer->ep) != FS_OK)) {
+        peer->ep = NULL;
+    }
+    return peer->ep;
+}
+
+static void fs_hb_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
+                       const void *data, size_t len)
+{
+    fs_hb_t *hb = arg;
+    fs_buf_t buf = {NULL, 0, NULL};
+    fs_hb_tx_t *tx = hb->tx_free;
+    fs_tl_ep_t *ep;
+    fs_status_t status;
+
+    if ((tx == NULL) || (len > hb->sync_len) ||
+        ((ep = fs_hb_peer_ep(hb, &hb->peers[to])) == NULL)) {
+        return;             /* best effort: beats repeat, syncs repair */
+    }
+    hb->tx_free = tx->next;
+    tx->msg     = *msg;
+    if (len != 0) {
+        memcpy(tx->data, data, len);
+    }
+    buf.ptr      = tx->data;
+    buf.len      = len;
+    tx->op.cb    = fs_hb_tx_done;
+    tx->op.busy  = 0;
+    ++hb->tx_busy;
+    status = hb->tl_ops->am_send(hb->tl, ep, FS_AM_HB, &tx->msg, sizeof(tx->msg),
+                                 &buf, 0, &tx->op);
+    if (status != FS_INPROGRESS) {
+        fs_hb_tx_done(&tx->op, status, 0);
+    }
+}
+
+static void fs_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
+{
+    fs_hb_t *hb = arg;
+
+    FS_INFO("failure detector: process %u failed (%s)", rank,
+            (cause == FS_DET_CAUSE_TIMEOUT) ? "no heartbeat: suspected" :
+            (cause == FS_DET_CAUSE_MESSAGE) ? "reported by another process" :
+                                              "reported by this process");
+    /* counters first: whoever sees the failure may read them */
+    pthread_mutex_lock(&hb->lock);
+    hb->stats_copy = *fs_det_stats(hb->det);
+    pthread_mutex_unlock(&hb->lock);
+    hb->host.failed(hb->host.arg, rank, cause);
+}
+
+static void fs_hb_excluded(void *arg, uint32_t by)
+{
+    fs_hb_t *hb = arg;
+
+    hb->host.excluded(hb->host.arg, by);
+}
+
+static const fs_det_ops_t fs_hb_det_ops = {
+    .send     = fs_hb_send,
+    .failed   = fs_hb_failed,
+    .excluded = fs_hb_excluded,
+};
+
+/* ---- the thread ------------------------------------------------------------ */
+
+/* Allocates what the detector needs for n processes (arm time, detector
+ * thread; nothing is allocated after this). */
+static fs_status_t fs_hb_setup(fs_hb_t *hb, double now)
+{
+    uint32_t n = hb->det_cfg.n, i;
+    unsigned ntx = 128 + 2 * n;
+
+    hb->sync_len = (n + 7) / 8;
+    hb->rx_data  = calloc(FS_HB_RXQ, hb->sync_len);
+    hb->tx_slots = calloc(ntx, sizeof(*hb->tx_slots));
+    if ((hb->rx_data == NULL) || (hb->tx_slots == NULL)) {
+        return FS_ERR_NO_MEMORY;
+    }
+    hb->tx_slots[0].data = calloc(ntx, hb->sync_len);
+    if (hb->tx_slots[0].data == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < FS_HB_RXQ; ++i) {
+        hb->rxq[i].data = hb->rx_data + (size_t)i * hb->sync_len;
+    }
+    for (i = 0; i < ntx; ++i) {
+        hb->tx_slots[i].hb   = hb;
+        hb->tx_slots[i].data = hb->tx_slots[0].data + (size_t)i * hb->sync_len;
+        hb->tx_slots[i].next = hb->tx_free;
+        hb->tx_free          = &hb->tx_slots[i];
+    }
+    if (fs_det_create(&hb->det_cfg, &fs_hb_det_ops, hb, &hb->det) != FS_OK) {
+        return FS_ERR_NO_MEMORY;
+    }
+    fs_det_start(hb->det, now);
+    return FS_OK;
+}
+
+/* Handles what the MPI thread asked for; returns 0 when the thread must end. */
+static int fs_hb_commands(fs_hb_t *hb, double now)
+{
+    int run;
+
+    pthread_mutex_lock(&hb->lock);
+    if (hb->armed && (hb->det == NULL) && (fs_hb_setup(hb, now) != FS_OK)) {
+        FS_ERROR("failure detector: out of memory; hung processes will not "
+                 "be detected");
+        hb->armed = 0;
+    }
+    if (hb->leave && !hb->left) {
+        if (hb->det != NULL) {
+            fs_det_leave(hb->det, now);
+        }
+        hb->left = 1;
+    }
+    if (hb->det != NULL) {
+        hb->stats_copy = *fs_det_stats(hb->det);
+    }
+    run = !hb->stop;
+    pthread_cond_broadcast(&hb->cond);
+    pthread_mutex_unlock(&hb->lock);
+    return run;
+}
+
+static void fs_hb_take_reports(fs_hb_t *hb, double now)
+{
+    uint32_t r;
+
+    if ((atomic_load_explicit(&hb->reports, memory_order_acquire) == 0) ||
+        (hb->det == NULL)) {
+        return;
+    }
+    atomic_store_explicit(&hb->reports, 0, memory_order_relaxed);
+    for (r = 0; r < hb->det_cfg.n; ++r) {
+        if (atomic_exchange_explicit(&hb->reported[r], 0, memory_order_acq_rel)) {
+            fs_det_report(hb->det, r, now);
+        }
+    }
+}
+
+static void fs_hb_take_rx(fs_hb_t *hb, double now)
+{
+    unsigned i;
+
+    /* messages handled here may queue nothing new: sends do not progress */
+    for (i = 0; i < hb->rx_count; ++i) {
+        fs_det_rx(hb->det, &hb->rxq[i].msg, hb->rxq[i].len ? hb->rxq[i].data : NULL,
+                  hb->rxq[i].len, now);
+    }
+    hb->rx_count = 0;
+}
+
+/* Sleeps until the transport has something or the detector's deadline. */
+static void fs_hb_sleep(fs_hb_t *hb, int fd, double now)
+{
+    double next = (hb->det != NULL) ? fs_det_next_deadline(hb->det) : now + 1.0;
+    struct pollfd pfd = {fd, POLLIN, 0};
+    double ms = (next - now) * 1e3;
+
+    if (hb->tl_ops->arm(hb->tl) != FS_OK) {
+        return;                         /* events pending: progress first */
+    }
+    ms = (ms < 0.0) ? 0.0 : ((ms > 1000.0) ? 1000.0 : ms);
+    (void)poll(&pfd, 1, (int)ceil(ms));
+}
+
+static void fs_hb_loop(fs_hb_t *hb, int fd)
+{
+    double now = fs_time_now();
+
+    while (fs_hb_commands(hb, now)) {
+        now = fs_time_now();
+        fs_hb_take_reports(hb, now);
+        if ((hb->det != NULL) && !hb->left) {
+            fs_det_tick(hb->det, now);
+        }
+        while (hb->tl_ops->progress(hb->tl) != 0) {
+        }
+        if (hb->det != NULL) {
+            fs_hb_take_rx(hb, fs_time_now());
+        }
+        fs_hb_sleep(hb, fd, fs_time_now());
+        now = fs_time_now();
+    }
+}
+
+static fs_status_t fs_hb_open(fs_hb_t *hb)
+{
+    fs_tl_config_t cfg;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.role          = FS_TL_ROLE_DETECTOR;
+    cfg.estimated_eps = 16;
+    cfg.rx_hdr_len    = sizeof(fs_det_msg_t);
+    return hb->tl_ops->init(&cfg, &fs_hb_upcalls, hb, &hb->tl);
+}
+
+static void fs_hb_close(fs_hb_t *hb)
+{
+    double deadline = fs_time_now() + 1.0;
+    uint32_t r;
+
+    /* let the last messages (LEAVE) out, briefly */
+    while ((hb->tx_busy != 0) && (fs_time_now() < deadline)) {
+        hb->tl_ops->progress(hb->tl);
+    }
+    for (r = 0; (hb->peers != NULL) && (r < hb->det_cfg.n); ++r) {
+        fs_hb_peer_t *peer = &hb->peers[r];
+        if ((peer->ep != NULL) && !peer->closing) {
+            peer->close_op.cb   = fs_hb_peer_closed;
+            peer->close_op.busy = 0;
+            peer->closing = (hb->tl_ops->ep_close(hb->tl, peer->ep, 1,
+                                                  &peer->close_op) == FS_INPROGRESS);
+        }
+    }
+    for (r = 0; (hb->peers != NULL) && (r < hb->det_cfg.n); ++r) {
+        while (hb->peers[r].closing && (fs_time_now() < deadline + 1.0)) {
+            hb->tl_ops->progress(hb->tl);
+        }
+    }
+    hb->tl_ops->fini(hb->tl);
+}
+
+static void *fs_hb_thread(void *arg)
+{
+    fs_hb_t *hb = arg;
+    fs_status_t status = fs_hb_open(hb);
+    int fd = -1;
+
+    if (status == FS_OK) {
+        status = hb->tl_ops->wait_fd(hb->tl, &fd);
+        if (status != FS_OK) {
+            hb->tl_ops->fini(hb->tl);
+        }
+    }
+    pthread_mutex_lock(&hb->lock);
+    hb->started      = 1;
+    hb->start_status = status;
+    pthread_cond_broadcast(&hb->cond);
+    pthread_mutex_unlock(&hb->lock);
+    if (status != FS_OK) {
+        return NULL;
+    }
+    fs_hb_loop(hb, fd);
+    fs_hb_close(hb);
+    return NULL;
+}
+
+/* ---- the MPI thread's side ------------------------------------------------- */
+
+fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
+                        fs_hb_t **hb_p)
+{
+    fs_hb_t *hb = calloc(1, sizeof(*hb));
+    fs_status_t status;
+
+    if (hb == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    hb->tl_ops          = tl_ops;
+    hb->det_cfg.period  = params->hb_period_ms * 1e-3;
+    hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
+    pthread_mutex_init(&hb->lock, NULL);
+    pthread_cond_init(&hb->cond, NULL);
+    if (pthread_create(&hb->thread, NULL, fs_hb_thread, hb) != 0) {
+        status = FS_ERR_NO_MEMORY;
+        goto err_free_hb;
+    }
+    pthread_mutex_lock(&hb->lock);
+    while (!hb->started) {
+        pthread_cond_wait(&hb->cond, &hb->lock);
+    }
+    status = hb->start_status;
+    pthread_mutex_unlock(&hb->lock);
+    if (status != FS_OK) {
+        pthread_join(hb->thread, NULL);
+        goto err_free_hb;
+    }
+    *hb_p = hb;
+    return FS_OK;
+
+err_free_hb:
+    FS_ERROR("cannot start the failure detector (%s); set "
+             "pml_failstop_hb_period_ms=0 to run without it",
+             fs_status_string(status));
+    pthread_cond_destroy(&hb->cond);
+    pthread_mutex_destroy(&hb->lock);
+    free(hb);
+    return status;
+}
+
+void fs_hb_address(const fs_hb_t *hb, const void **addr_p, size_t *len_p)
+{
+    hb->tl_ops->address(hb->tl, addr_p, len_p);
+}
+
+/* Copies the addresses into one block the detector thread reads. */
+static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
+                                    const void *const *addrs, const size_t *lens)
+{
+    size_t total = 0, off = 0;
+    uint32_t r;
+
+    for (r = 0; r < n; ++r) {
+        total += lens[r];
+    }
+    hb->peers    = calloc(n, sizeof(*hb->peers));
+    hb->addr_buf = malloc(total ? total : 1);
+    hb->reported = calloc(n, sizeof(*hb->reported));
+    if ((hb->peers == NULL) || (hb->addr_buf == NULL) || (hb->reported == NULL)) {
+        return FS_ERR_NO_MEMORY;
+    }
+    for (r = 0; r < n; ++r) {
+        memcpy(hb->addr_buf + off, addrs[r], lens[r]);
+        hb->peers[r].hb       = hb;
+        hb->peers[r].addr     = hb->addr_buf + off;
+        hb->peers[r].addr_len = lens[r];
+        off += lens[r];
+    }
+    return FS_OK;
+}
+
+fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
+                      const void *const *addrs, const size_t *lens,
+                      const fs_hb_host_t *host)
+{
+    fs_status_t status;
+
+    pthread_mutex_lock(&hb->lock);
+    if (hb->armed) {
+        pthread_mutex_unlock(&hb->lock);
+        return FS_OK;
+    }
+    status = fs_hb_copy_peers(hb, n, addrs, lens);
+    if (status == FS_OK) {
+        hb->host        = *host;
+        hb->det_cfg.n   = n;
+        hb->det_cfg.me  = me;
+        /* start-up: ranks arm at different moments */
+        hb->det_cfg.grace = 1.0 + log((double)n + 1.0);
+        hb->armed       = 1;
+    }
+    pthread_mutex_unlock(&hb->lock);
+    hb->tl_ops->signal(hb->tl);
+    return status;
+}
+
+void fs_hb_report(fs_hb_t *hb, uint32_t rank)
+{
+    if ((hb->reported == NULL) || (rank >= hb->det_cfg.n)) {
+        return;
+    }
+    atomic_store_explicit(&hb->reported[rank], 1, memory_order_release);
+    atomic_fetch_add_explicit(&hb->reports, 1, memory_order_release);
+    hb->tl_ops->signal(hb->tl);
+}
+
+/* Waits (under hb->lock) until the thread has run its command loop once
+ * more, or the deadline. */
+static void fs_hb_wait_turn(fs_hb_t *hb, double timeout)
+{
+    struct timespec ts;
+    double until;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    until      = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + timeout;
+    ts.tv_sec  = (time_t)until;
+    ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+    hb->tl_ops->signal(hb->tl);
+    (void)pthread_cond_timedwait(&hb->cond, &hb->lock, &ts);
+}
+
+void fs_hb_leave(fs_hb_t *hb, double timeout)
+{
+    pthread_mutex_lock(&hb->lock);
+    hb->leave = 1;
+    while (!hb->left) {
+        fs_hb_wait_turn(hb, timeout);
+        if (!hb->left) {
+            break;          /* the thread is stuck: do not hang finalize */
+        }
+    }
+    pthread_mutex_unlock(&hb->lock);
+}
+
+void fs_hb_stop(fs_hb_t *hb)
+{
+    pthread_mutex_lock(&hb->lock);
+    hb->stop = 1;
+    pthread_mutex_unlock(&hb->lock);
+    hb->tl_ops->signal(hb->tl);
+    pthread_join(hb->thread, NULL);
+    if (hb->det != NULL) {
+        fs_det_destroy(hb->det);
+    }
+    if (hb->tx_slots != NULL) {
+        free(hb->tx_slots[0].data);
+    }
+    free(hb->tx_slots);
+    free(hb->rx_data);
+    free(hb->peers);
+    free(hb->addr_buf);
+    free((void *)hb->reported);
+    pthread_cond_destroy(&hb->cond);
+    pthread_mutex_destroy(&hb->lock);
+    free(hb);
+}
+
+void fs_hb_stats(fs_hb_t *hb, fs_det_stats_t *stats_p)
+{
+    pthread_mutex_lock(&hb->lock);
+    *stats_p = hb->stats_copy;
+    pthread_mutex_unlock(&hb->lock);
+}

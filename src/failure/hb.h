@@ -1,0 +1,60 @@
+/* The failure detector's thread: runs the protocol (detector.h) over its own
+ * transport instance (FS_TL_ROLE_DETECTOR: TCP, sleeps on a file descriptor),
+ * so heartbeats flow while the application computes without calling MPI.
+ *
+ * Threads: fs_hb_start / arm / leave / stop are called by the process's MPI
+ * thread; fs_hb_report from any thread; the host callbacks run on the
+ * detector thread and must only hand information over (atomics) or end the
+ * process. */
+#ifndef FS_FAILURE_HB_H
+#define FS_FAILURE_HB_H
+
+#include "common/fs_params.h"
+#include "common/fs_status.h"
+#include "failure/detector.h"
+#include "transport/tl.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fs_hb fs_hb_t;
+
+typedef struct fs_hb_host {
+    /* rank is newly known failed (detector thread). */
+    void (*failed)(void *arg, uint32_t rank, fs_det_cause_t cause);
+    /* Process `by` declared this one failed: end the process (detector
+     * thread). */
+    void (*excluded)(void *arg, uint32_t by);
+    void  *arg;
+} fs_hb_host_t;
+
+/* 1 if params switch the detector on; FS_ERR_INVALID with a message if its
+ * parameters are inconsistent. */
+fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p);
+
+/* Starts the thread, which opens the transport; returns once its address is
+ * known (or the transport failed). */
+fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
+                        fs_hb_t **hb_p);
+void        fs_hb_address(const fs_hb_t *hb, const void **addr_p, size_t *len_p);
+
+/* Starts detecting among n processes (this one is me); addrs[r]/lens[r] are
+ * rank r's detector addresses (copied). */
+fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
+                      const void *const *addrs, const size_t *lens,
+                      const fs_hb_host_t *host);
+
+/* The local engine found rank failed (any thread). */
+void        fs_hb_report(fs_hb_t *hb, uint32_t rank);
+
+/* This process finalizes: announces it and stops suspecting anyone; waits
+ * (bounded) until the announcement is out. */
+void        fs_hb_leave(fs_hb_t *hb, double timeout);
+
+/* Ends the thread and frees everything. */
+void        fs_hb_stop(fs_hb_t *hb);
+
+/* A copy of the detector's counters (zeros before fs_hb_arm). */
+void        fs_hb_stats(fs_hb_t *hb, fs_det_stats_t *stats_p);
+
+#endif

@@ -1,0 +1,573 @@
+/* A discrete-event simulator of n heartbeat detectors
+ * (src/failure/detector.c): fake clock, per-hop latency, kill/stop/leave.
+ * Detection, propagation cost, anti-entropy when forwarders die, stop/resume
+ * exclusion, self-stall, and a randomised property test (survivors end with
+ * exactly the dead set). */
+#include "detector_test.h"
+
+/* ---- 3. the simulator --------------------------------------------------------- */
+
+#define SIM_MAX 64
+
+typedef struct sim sim_t;
+
+typedef struct sim_msg {
+    double       t;
+    uint64_t     seq;
+    uint32_t     to;
+    fs_det_msg_t msg;
+    uint8_t      data[SIM_MAX / 8];
+    size_t       len;
+} sim_msg_t;
+
+typedef struct sim_proc {
+    sim_t         *sim;
+    uint32_t       rank;
+    fs_det_t      *det;
+    int            started, dead, doomed, left, excluded;
+    double         start_at, doomed_at, stop_until, excluded_at;
+    uint32_t       excluded_by;
+    double         learned_at[SIM_MAX];  /* -1: not learned */
+    fs_det_cause_t cause[SIM_MAX];
+} sim_proc_t;
+
+struct sim {
+    uint32_t   n;
+    double     now, lat, jitter;
+    uint64_t   rng, seq;
+    int        hold;        /* messages to a stopped process wait for it */
+    sim_msg_t *heap;
+    size_t     len, cap;
+    uint32_t   false_failures, false_exclusions;
+    char       first_false[128];
+    /* on the first suspicion of trap_rank, kill trap_kill[] at once */
+    uint32_t   trap_rank, trap_n, trap_kill[SIM_MAX];
+    double     trap_at;
+    sim_proc_t p[SIM_MAX];
+};
+
+static int sim_before(const sim_msg_t *a, const sim_msg_t *b)
+{
+    return (a->t < b->t) || ((a->t == b->t) && (a->seq < b->seq));
+}
+
+static void sim_push(sim_t *s, const sim_msg_t *m)
+{
+    size_t i;
+
+    if (s->len == s->cap) {
+        s->cap  = s->cap ? 2 * s->cap : 1024;
+        s->heap = realloc(s->heap, s->cap * sizeof(*s->heap));
+        cr_assert_not_null(s->heap);
+    }
+    i          = s->len++;
+    s->heap[i] = *m;
+    s->heap[i].seq = s->seq++;
+    while ((i > 0) && sim_before(&s->heap[i], &s->heap[(i - 1) / 2])) {
+        sim_msg_t tmp          = s->heap[i];
+        s->heap[i]             = s->heap[(i - 1) / 2];
+        s->heap[(i - 1) / 2]   = tmp;
+        i                      = (i - 1) / 2;
+    }
+}
+
+static sim_msg_t sim_pop(sim_t *s)
+{
+    sim_msg_t top = s->heap[0];
+    size_t i = 0;
+
+    s->heap[0] = s->heap[--s->len];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        sim_msg_t tmp;
+
+        if ((l < s->len) && sim_before(&s->heap[l], &s->heap[m])) m = l;
+        if ((r < s->len) && sim_before(&s->heap[r], &s->heap[m])) m = r;
+        if (m == i) break;
+        tmp = s->heap[i]; s->heap[i] = s->heap[m]; s->heap[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+static void sim_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
+                     const void *data, size_t len)
+{
+    sim_proc_t *p = arg;
+    sim_t *s      = p->sim;
+    sim_msg_t m;
+
+    cr_assert(!p->dead && (s->now >= p->stop_until), "%u sends while not running", p->rank);
+    cr_assert_lt(to, s->n);
+    cr_assert_leq(len, sizeof(m.data));
+    memset(&m, 0, sizeof(m));
+    m.t   = s->now + s->lat + (s->jitter > 0 ? t_uniform(&s->rng, 0, s->jitter) : 0);
+    m.to  = to;
+    m.msg = *msg;
+    m.len = len;
+    if (len > 0) {
+        memcpy(m.data, data, len);
+    }
+    sim_push(s, &m);
+}
+
+static void sim_kill(sim_t *s, uint32_t r)
+{
+    s->p[r].dead      = 1;
+    s->p[r].doomed    = 1;
+    s->p[r].doomed_at = s->now;
+}
+
+static void sim_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
+{
+    sim_proc_t *p = arg;
+    sim_t *s      = p->sim;
+    uint32_t i;
+
+    cr_assert_lt(p->learned_at[rank], 0, "%u told twice about %u", p->rank, rank);
+    p->learned_at[rank] = s->now;
+    p->cause[rank]      = cause;
+    if (!s->p[rank].doomed && !s->false_failures++) {
+        snprintf(s->first_false, sizeof(s->first_false),
+                 "%u marked live %u failed at %.3f (cause %d)", p->rank, rank, s->now, cause);
+    }
+    if ((cause == FS_DET_CAUSE_TIMEOUT) && (rank == s->trap_rank) && (s->trap_at < 0)) {
+        s->trap_at = s->now;
+        for (i = 0; i < s->trap_n; ++i) {
+            sim_kill(s, s->trap_kill[i]);
+        }
+    }
+}
+
+static void sim_excluded(void *arg, uint32_t by)
+{
+    sim_proc_t *p = arg;
+
+    if (!p->doomed) {
+        ++p->sim->false_exclusions;
+    }
+    if (!p->excluded) {
+        p->excluded    = 1;
+        p->excluded_by = by;
+        p->excluded_at = p->sim->now;
+    }
+    p->dead = 1;  /* it ends itself */
+}
+
+static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded};
+
+static sim_t *sim_create(uint32_t n, uint64_t seed)
+{
+    fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE};
+    sim_t *s            = calloc(1, sizeof(*s));
+    uint32_t r, q;
+
+    cr_assert_not_null(s);
+    cr_assert_leq(n, SIM_MAX);
+    s->n         = n;
+    s->lat       = T_LAT;
+    s->rng       = seed;
+    s->trap_rank = n;
+    s->trap_at   = -1;
+    for (r = 0; r < n; ++r) {
+        s->p[r].sim  = s;
+        s->p[r].rank = r;
+        cfg.me       = r;
+        for (q = 0; q < SIM_MAX; ++q) {
+            s->p[r].learned_at[q] = -1;
+        }
+        cr_assert_eq(fs_det_create(&cfg, &sim_ops, &s->p[r], &s->p[r].det), FS_OK);
+    }
+    return s;
+}
+
+static void sim_destroy(sim_t *s)
+{
+    uint32_t r;
+
+    for (r = 0; r < s->n; ++r) {
+        fs_det_destroy(s->p[r].det);
+    }
+    free(s->heap);
+    free(s);
+}
+
+/* When p runs next: its start, or its next deadline once it is not stopped. */
+static double sim_proc_time(const sim_t *s, const sim_proc_t *p)
+{
+    double t;
+
+    if (p->dead) {
+        return HUGE_VAL;
+    }
+    t = p->started ? fs_det_next_deadline(p->det) : p->start_at;
+    if (t < p->stop_until) {
+        t = p->stop_until;
+    }
+    return (t < s->now) ? s->now : t;
+}
+
+static void sim_deliver(sim_t *s)
+{
+    sim_msg_t m   = sim_pop(s);
+    sim_proc_t *p = &s->p[m.to];
+
+    if (p->dead) {
+        return;
+    }
+    if (s->now < p->stop_until) {
+        if (s->hold) {
+            m.t = p->stop_until;
+            sim_push(s, &m);
+        }
+        return;
+    }
+    fs_det_rx(p->det, &m.msg, m.len ? m.data : NULL, m.len, s->now);
+}
+
+static void sim_run(sim_t *s, double t_end)
+{
+    uint64_t iter;
+
+    for (iter = 0;; ++iter) {
+        double tp = HUGE_VAL, tm = s->len ? s->heap[0].t : HUGE_VAL;
+        sim_proc_t *next = NULL;
+        uint32_t r;
+
+        cr_assert_lt(iter, 20000000, "simulation does not advance at %f", s->now);
+        for (r = 0; r < s->n; ++r) {
+            double t = sim_proc_time(s, &s->p[r]);
+
+            if (t < tp) {
+                tp   = t;
+                next = &s->p[r];
+            }
+        }
+        if (((tp < tm) ? tp : tm) > t_end) {
+            break;
+        }
+        if (tp <= tm) {  /* a tick first: the worst case after a stall */
+            s->now = tp;
+            if (!next->started) {
+                next->started = 1;
+                fs_det_start(next->det, s->now);
+            } else {
+                fs_det_tick(next->det, s->now);
+                cr_assert_gt(fs_det_next_deadline(next->det), s->now,
+                             "%u would be woken again at once", next->rank);
+            }
+        } else {
+            s->now = (tm > s->now) ? tm : s->now;
+            sim_deliver(s);
+        }
+    }
+    s->now = t_end;
+}
+
+/* Largest delay, over processes still running, between r's death and their
+ * learning it; HUGE_VAL if one has not learned it. */
+static double sim_learn_delay(const sim_t *s, uint32_t r)
+{
+    double worst = 0;
+    uint32_t q;
+
+    for (q = 0; q < s->n; ++q) {
+        const sim_proc_t *p = &s->p[q];
+
+        if ((q == r) || p->dead || p->left) {
+            continue;
+        }
+        if (p->learned_at[r] < 0) {
+            return HUGE_VAL;
+        }
+        if (p->learned_at[r] - s->p[r].doomed_at > worst) {
+            worst = p->learned_at[r] - s->p[r].doomed_at;
+        }
+    }
+    return worst;
+}
+
+/* Every running process knows exactly the doomed set; no false accusation. */
+static void sim_check_exact(const sim_t *s, const char *what)
+{
+    uint32_t q, r;
+
+    cr_assert_eq(s->false_failures, 0, "%s: %s", what, s->first_false);
+    cr_assert_eq(s->false_exclusions, 0, "%s: a live process was excluded", what);
+    for (q = 0; q < s->n; ++q) {
+        const sim_proc_t *p = &s->p[q];
+        uint32_t doomed = 0;
+
+        if (p->dead || p->left) {
+            continue;
+        }
+        for (r = 0; r < s->n; ++r) {
+            if (r != q) {
+                cr_assert_eq(fs_det_is_failed(p->det, r), s->p[r].doomed,
+                             "%s: %u's view of %u", what, q, r);
+                doomed += s->p[r].doomed;
+            }
+        }
+        cr_assert_eq(fs_det_failed_count(p->det), doomed, "%s: count at %u", what, q);
+    }
+}
+
+static uint64_t sim_sum(const sim_t *s, size_t off)
+{
+    uint64_t total = 0;
+    uint32_t r;
+
+    for (r = 0; r < s->n; ++r) {
+        total += *(const uint64_t *)((const char *)fs_det_stats(s->p[r].det) + off);
+    }
+    return total;
+}
+
+#define SIM_SUM(_s, _field) sim_sum((_s), offsetof(fs_det_stats_t, _field))
+
+/* propagation allowance: a few hops of flood, or a SYNC round on a ring edge */
+#define T_PROP (0.02)
+
+/* (a) */
+Test(det_sim, no_failure_no_suspicion)
+{
+    sim_t *s = sim_create(8, 1);
+    uint32_t r;
+
+    sim_run(s, 100 * T_PERIOD + 0.05);
+    sim_check_exact(s, "no failure");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    cr_expect_eq(SIM_SUM(s, failed_sent), 0);
+    cr_expect_eq(SIM_SUM(s, syncs_sent), 0);
+    cr_expect_eq(SIM_SUM(s, refused), 0);
+    for (r = 0; r < 8; ++r) {
+        const fs_det_stats_t *st = fs_det_stats(s->p[r].det);
+
+        cr_expect_geq(st->beats_received, 100);
+        cr_expect_leq(st->beats_sent, 102);
+        cr_expect_lt(fabs(st->max_beat_gap - T_PERIOD), 1e-6);
+        cr_expect_eq(st->max_self_late, 0);
+        cr_expect_eq(fs_det_observer(s->p[r].det), (r + 1) % 8);
+    }
+    sim_destroy(s);
+}
+
+/* (b) */
+Test(det_sim, one_kill_detected_once_and_flooded_cheaply)
+{
+    static const uint32_t sizes[] = {3, 8, 13, 16, 32};
+    size_t i;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        uint32_t n = sizes[i], f = n / 2, obs = (f + 1) % n;
+        sim_t *s   = sim_create(n, 2);
+
+        sim_run(s, 2.05);
+        sim_kill(s, f);
+        sim_run(s, 2.05 + T_TIMEOUT + T_PERIOD + T_PROP);
+        cr_assert_leq(sim_learn_delay(s, f), T_TIMEOUT + T_PERIOD + T_PROP, "n=%u", n);
+        cr_expect_eq(s->p[obs].cause[f], FS_DET_CAUSE_TIMEOUT);
+        sim_run(s, 8.0);
+        sim_check_exact(s, "one kill");
+        cr_expect_eq(SIM_SUM(s, suspicions), 1, "n=%u", n);
+        cr_expect_eq(fs_det_stats(s->p[obs].det)->suspicions, 1);
+        cr_expect_leq(SIM_SUM(s, failed_sent), 2 * n * t_ceil_log2(n) + n,
+                      "n=%u: %lu FAILED messages", n,
+                      (unsigned long)SIM_SUM(s, failed_sent));
+        cr_expect_eq(fs_det_observed(s->p[obs].det), (f + n - 1) % n);
+        cr_expect_eq(fs_det_observer(s->p[(f + n - 1) % n].det), obs);
+        sim_destroy(s);
+    }
+}
+
+/* (c) */
+Test(det_sim, two_kills_adjacent_and_apart)
+{
+    sim_t *s = sim_create(10, 3);
+
+    sim_run(s, 2.05);
+    sim_kill(s, 3);
+    sim_kill(s, 4);
+    sim_run(s, 2.05 + 2 * (T_TIMEOUT + T_PERIOD) + T_PROP);
+    cr_expect_leq(sim_learn_delay(s, 3), 2 * (T_TIMEOUT + T_PERIOD) + T_PROP);
+    cr_expect_leq(sim_learn_delay(s, 4), T_TIMEOUT + T_PERIOD + T_PROP);
+    sim_run(s, 6.0);
+    sim_check_exact(s, "adjacent");
+    cr_expect_eq(SIM_SUM(s, suspicions), 2);
+    cr_expect_eq(fs_det_stats(s->p[5].det)->suspicions, 2);
+    cr_expect_eq(fs_det_observed(s->p[5].det), 2);
+    sim_destroy(s);
+
+    s = sim_create(10, 4);
+    sim_run(s, 1.03);
+    sim_kill(s, 2);
+    sim_run(s, 1.77);
+    sim_kill(s, 7);
+    sim_run(s, 6.0);
+    cr_expect_leq(sim_learn_delay(s, 2), T_TIMEOUT + T_PERIOD + T_PROP);
+    cr_expect_leq(sim_learn_delay(s, 7), T_TIMEOUT + T_PERIOD + T_PROP);
+    sim_check_exact(s, "apart");
+    cr_expect_eq(SIM_SUM(s, suspicions), 2);
+    sim_destroy(s);
+}
+
+/* (d) the observer's flood is lost: only anti-entropy can spread it */
+Test(det_sim, forwarders_die_anti_entropy_delivers)
+{
+    const uint32_t n = 16, f = 5, obs = 6;
+    sim_t *s         = sim_create(n, 5);
+    uint8_t gone[16] = {0};
+    uint32_t r;
+
+    gone[f]    = 1;
+    s->trap_n  = fs_det_bmg(n, obs, gone, s->trap_kill, SIM_MAX);
+    cr_assert_geq(s->trap_n, 5);
+    s->trap_rank = f;
+    sim_run(s, 2.05);
+    sim_kill(s, f);
+    sim_run(s, 2.05 + T_TIMEOUT + T_PERIOD + T_PROP);
+    cr_assert_geq(s->trap_at, 0, "the observer did not suspect");
+    sim_run(s, s->trap_at + 3 * T_TIMEOUT + 4 * T_PERIOD);
+    for (r = 0; r < n; ++r) {
+        if (s->p[r].doomed) {
+            cr_expect_lt(sim_learn_delay(s, r), HUGE_VAL, "%u not known everywhere", r);
+        }
+    }
+    sim_check_exact(s, "forwarders die");
+    cr_expect_gt(SIM_SUM(s, syncs_sent), 0, "nothing but SYNC could spread %u", f);
+    sim_destroy(s);
+}
+
+/* (e) */
+Test(det_sim, random_kills_survivors_agree_on_the_dead)
+{
+    uint64_t seed;
+
+    for (seed = 0; seed < 300; ++seed) {
+        uint64_t rng = seed * 7919 + 1;
+        uint32_t n   = 2 + (uint32_t)(t_rand(&rng) % 31);
+        uint32_t k   = (uint32_t)(t_rand(&rng) % n), i, r;
+        double last  = 0.3, end;
+        uint32_t who[SIM_MAX];
+        sim_t *s = sim_create(n, seed);
+
+        s->jitter = 0.0005;
+        for (r = 0; r < n; ++r) {
+            s->p[r].start_at = t_uniform(&rng, 0, 0.05);
+            who[r]           = r;
+        }
+        /* k distinct victims in increasing time, a quarter of them together
+         * with the previous one */
+        for (i = 0; i < k; ++i) {
+            uint32_t j = i + (uint32_t)(t_rand(&rng) % (n - i));
+
+            r      = who[i];
+            who[i] = who[j];
+            who[j] = r;
+            last  += (t_rand(&rng) % 4 == 0) ? 0 : t_uniform(&rng, 0, 2.7 / k);
+            sim_run(s, last);
+            sim_kill(s, who[i]);
+        }
+        end = last + k * (T_TIMEOUT + T_PERIOD) + T_TIMEOUT + 5 * T_PERIOD;
+        sim_run(s, end);
+        cr_assert_eq(s->false_failures, 0, "seed %lu n=%u: %s", (unsigned long)seed, n,
+                     s->first_false);
+        for (i = 0; i < k; ++i) {
+            cr_assert_lt(sim_learn_delay(s, who[i]), HUGE_VAL,
+                         "seed %lu n=%u k=%u: %u not learned by %.2f", (unsigned long)seed,
+                         n, k, who[i], end);
+        }
+        sim_check_exact(s, "random kills");
+        sim_destroy(s);
+    }
+}
+
+/* (f) */
+static void t_stop_resume(int hold)
+{
+    const uint32_t n = 8, p = 3;
+    sim_t *s         = sim_create(n, 6);
+    double resume    = 1.05 + 3 * T_TIMEOUT;
+    uint32_t r;
+
+    s->hold = hold;
+    sim_run(s, 1.05);
+    s->p[p].stop_until = resume;
+    s->p[p].doomed     = 1;
+    s->p[p].doomed_at  = 1.05;
+    sim_run(s, resume - 0.01);
+    cr_assert_lt(sim_learn_delay(s, p), T_TIMEOUT + T_PERIOD + T_PROP, "hold=%d", hold);
+    sim_run(s, resume + 5 * T_PERIOD);
+    cr_assert(s->p[p].excluded, "hold=%d: the resumed process was not excluded", hold);
+    cr_expect_leq(s->p[p].excluded_at - resume, 3 * T_LAT + 1e-9, "hold=%d", hold);
+    cr_expect_eq(fs_det_stats(s->p[p].det)->suspicions, 0, "hold=%d", hold);
+    for (r = 0; r < n; ++r) {
+        cr_expect_lt(s->p[p].learned_at[r], 0, "hold=%d: %u accused %u", hold, p, r);
+    }
+    if (!hold) {
+        /* its first beat drew the answer */
+        cr_expect_eq(s->p[p].excluded_by, p + 1);
+        cr_expect_geq(fs_det_stats(s->p[p + 1].det)->refused, 1);
+    }
+    sim_run(s, resume + 3.0);
+    sim_check_exact(s, "stop/resume");
+    cr_expect_eq(SIM_SUM(s, suspicions), 1);
+    sim_destroy(s);
+}
+
+Test(det_sim, stopped_then_resumed_is_excluded_messages_held)
+{
+    t_stop_resume(1);
+}
+
+Test(det_sim, stopped_then_resumed_is_excluded_messages_lost)
+{
+    t_stop_resume(0);
+}
+
+/* (g) the whole job stops (Ctrl-Z, VM pause) and resumes: nobody suspects */
+Test(det_sim, whole_job_stall_suspects_nobody)
+{
+    sim_t *s = sim_create(8, 7);
+    uint32_t r;
+
+    s->hold = 1;
+    sim_run(s, 1.05);
+    for (r = 0; r < 8; ++r) {
+        s->p[r].stop_until = 1.05 + 3 * T_TIMEOUT;
+    }
+    sim_run(s, 5.0);
+    sim_check_exact(s, "whole-job stall");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    for (r = 0; r < 8; ++r) {
+        cr_expect_gt(fs_det_stats(s->p[r].det)->max_self_late, T_TIMEOUT / 2);
+    }
+    sim_destroy(s);
+}
+
+/* (h) */
+Test(det_sim, leave_then_silence_is_not_failure)
+{
+    const uint32_t n = 8, l = 3;
+    sim_t *s         = sim_create(n, 8);
+
+    sim_run(s, 1.05);
+    fs_det_leave(s->p[l].det, s->now);
+    s->p[l].left = 1;
+    sim_run(s, 4.0);
+    sim_check_exact(s, "leave");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    cr_expect_eq(fs_det_next_deadline(s->p[l].det), HUGE_VAL);
+    cr_expect_eq(fs_det_observed(s->p[l + 1].det), l - 1);
+    cr_expect_eq(fs_det_observer(s->p[l - 1].det), l + 1);
+    /* a later failure elsewhere is still learned by all but the leaver */
+    sim_kill(s, 6);
+    sim_run(s, 4.0 + T_TIMEOUT + 4 * T_PERIOD);
+    cr_expect_lt(sim_learn_delay(s, 6), T_TIMEOUT + 4 * T_PERIOD);
+    cr_expect(!fs_det_is_failed(s->p[l].det, 6));
+    sim_run(s, 8.0);
+    sim_check_exact(s, "leave then kill");
+    cr_expect_eq(SIM_SUM(s, suspicions), 1);
+    cr_expect(!s->p[l].excluded);
+    sim_destroy(s);
+}
