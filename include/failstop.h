@@ -69,7 +69,10 @@ int MPIX_Failstop_active(int *flag);
  * and the failure detector's "hb_beats_sent", "hb_beats_received",
  * "hb_suspicions" (failures it decided itself), "hb_failed_sent" (failure
  * messages it sent: the propagation cost), "hb_syncs_sent", "hb_refused"
- * (messages of processes known failed; all 0 when the detector is off).
+ * (messages of processes known failed), "hb_max_beat_gap_us" (largest gap
+ * between two heartbeats of the process this one watches) and
+ * "hb_max_self_late_us" (largest lateness of the detector's own timer); all
+ * 0 when the detector is off.
  * Unknown names give MPI_ERR_ARG.
  * pool_grows counts the allocations failstop made for messages and
  * requests_allocated the MPI request objects it created: both stay flat once

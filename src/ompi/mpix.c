@@ -203,6 +203,14 @@ static int fs_mpix_hb_counter(const char *name, unsigned long long *value)
     if (fs_ompi.hb != NULL) {
         fs_hb_stats(fs_ompi.hb, &stats);
     }
+    if (!strcmp(name, "max_beat_gap_us")) {
+        *value = (unsigned long long)(stats.max_beat_gap * 1e6);
+        return MPI_SUCCESS;
+    }
+    if (!strcmp(name, "max_self_late_us")) {
+        *value = (unsigned long long)(stats.max_self_late * 1e6);
+        return MPI_SUCCESS;
+    }
     for (i = 0; i < sizeof(fs_mpix_hb_counters) / sizeof(fs_mpix_hb_counters[0]); ++i) {
         if (!strcmp(fs_mpix_hb_counters[i].name, name)) {
             *value = *(const uint64_t *)((const char *)&stats +

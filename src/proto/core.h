@@ -32,6 +32,8 @@ typedef struct fs_msg    fs_msg_t;
 #define FS_REQ_F_INFLIGHT 0x2u   /* on its endpoint's in-flight list */
 #define FS_REQ_F_RECV     0x4u
 #define FS_REQ_F_PARKED   0x8u   /* failed, cause unknown: waits for its peer's fate */
+#define FS_REQ_F_DRAIN    0x10u  /* failed receive: waits until the transport
+                                    is done writing into its buffer */
 
 typedef struct fs_req {
     fs_tl_op_t   op;         /* the transport operation, if any */

@@ -93,6 +93,7 @@ fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **eng
     fs_list_init(&engine->comms_list);
     fs_list_init(&engine->early);
     fs_list_init(&engine->eps);
+    fs_list_init(&engine->draining);
     fs_engine_lock_init(engine);
 
     status = fs_msg_pools_init(engine);
@@ -150,6 +151,9 @@ unsigned fs_engine_progress(fs_engine_t *engine)
     if (fs_unlikely(engine->parked != 0)) {
         fs_peer_parked_expire(engine);
     }
+    if (fs_unlikely(engine->draining.next != &engine->draining)) {
+        fs_peer_drain_expire(engine);
+    }
     engine->in_progress = 0;
     fs_engine_after_progress(engine);
     return count;
@@ -174,12 +178,31 @@ void fs_engine_wait(fs_engine_t *engine, const fs_req_t *req, void (*host_poll)(
     }
 }
 
+static void fs_engine_closed(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    (void)op;
+    (void)status;
+    (void)length;
+}
+
 void fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep)
 {
     /* a process that announced its departure stops beating when it goes:
      * leaving is not failing */
-    if (ep->state == FS_EP_LEAVING) {
+    if ((ep->state == FS_EP_LEAVING) || ep->is_self || fs_ep_is_gone(ep)) {
         return;
+    }
+    /* Disconnect before failing its operations: over a transport without
+     * RMA (UCX TCP in PEER mode) a rendezvous payload is pushed by the
+     * sender and copied into the receive buffer as it arrives.  Once the
+     * receive has failed the buffer is the user's again, so nothing more
+     * may be taken from this process.  (Our own transport's endpoint error
+     * needs no such step: the transport has already dropped the link.) */
+    if ((ep->tl_ep != NULL) && !engine->in_progress) {
+        ep->close_op.cb   = fs_engine_closed;
+        ep->close_op.busy = 0;
+        engine->tl_ops->ep_close(engine->tl, ep->tl_ep, 1, &ep->close_op);
+        ep->tl_ep = NULL;
     }
     fs_peer_fail(engine, ep, NULL, NULL);
     fs_engine_after_progress(engine);

@@ -117,6 +117,8 @@ struct fs_engine {
     uint64_t               fail_epoch;
     unsigned               parked;          /* requests with FS_REQ_F_PARKED */
     double                 park_deadline;   /* when the parked ones give up */
+    fs_list_t              draining;        /* FS_REQ_F_DRAIN requests */
+    double                 drain_deadline;
     fs_stats_t             stats;
 };
 
@@ -151,6 +153,7 @@ fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
 void        fs_recv_finish(fs_engine_t *engine, fs_recv_t *rreq, fs_status_t status);
 void        fs_recv_lost(fs_recv_t *rreq);
 void        fs_peer_parked_expire(fs_engine_t *engine);
+void        fs_peer_drain_expire(fs_engine_t *engine);
 fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 
 /* send.c */

@@ -51,6 +51,14 @@ static void fs_req_park(fs_req_t *req)
 
 int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
 {
+    if (fs_unlikely(req->flags & FS_REQ_F_DRAIN)) {
+        /* the transport let go of the buffer: now the receive may end */
+        fs_list_remove(&req->ep_elem);
+        fs_list_init(&req->ep_elem);
+        req->flags &= (uint8_t)~FS_REQ_F_DRAIN;
+        *status_p = req->status;
+        return 1;
+    }
     fs_req_untrack(req);
     if (req->flags & FS_REQ_F_DONE) {
         req->engine->host->req_idle(req);   /* was completed by a failure */
@@ -103,10 +111,52 @@ fs_status_t fs_peer_flush_status(const fs_ep_t *ep, fs_status_t status)
 
 /* Ends a request early; a transport op it still has is asked to stop and
  * reports the request idle when it does. */
+/* A receive whose payload the transport is still writing (a rendezvous
+ * over TCP: the sender pushes it) must not end while it does: the buffer
+ * goes back to the user.  It waits for the fetch's own completion (the
+ * peer's connection is gone or closed, so it comes soon) or, at worst,
+ * cause_wait_ms. */
+static int fs_req_drain(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
+{
+    if (!(req->flags & FS_REQ_F_RECV) || !req->op.busy) {
+        return 0;
+    }
+    if (engine->draining.next == &engine->draining) {
+        engine->drain_deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+    }
+    req->status = status;
+    req->flags |= FS_REQ_F_DRAIN;
+    fs_list_push_tail(&engine->draining, &req->ep_elem);
+    engine->tl_ops->cancel(engine->tl, &req->op);
+    return 1;
+}
+
+void fs_peer_drain_expire(fs_engine_t *engine)
+{
+    fs_list_t *e;
+
+    if (fs_time_now() < engine->drain_deadline) {
+        return;
+    }
+    FS_WARN("receive buffers still held by the transport %d ms after their "
+            "peer failed: completing the receives anyway",
+            engine->params->cause_wait_ms);
+    while ((e = fs_list_pop_head(&engine->draining)) != NULL) {
+        fs_recv_t *rreq = fs_container_of(e, fs_recv_t, super.ep_elem);
+        fs_list_init(e);
+        rreq->super.flags &= (uint8_t)~FS_REQ_F_DRAIN;
+        fs_recv_lost(rreq);
+        fs_recv_finish(engine, rreq, rreq->super.status);
+    }
+}
+
 static void fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
 {
     fs_req_untrack(req);
     fs_list_init(&req->ep_elem);
+    if (fs_req_drain(engine, req, status)) {
+        return;
+    }
     /* complete first: a cancel may run the op callback at once, which then
      * only reports the request idle */
     if (req->flags & FS_REQ_F_RECV) {
