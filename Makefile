@@ -121,7 +121,7 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h \
 	$(MPICC) $(PROG_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \
 	    -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
 
-$(BUILD)/bench/%: bench/%.c
+$(BUILD)/bench/%: bench/%.c bench/fs_bench_sym.h
 	@mkdir -p $(@D)
 	$(MPICC) $(PROG_CFLAGS) -o $@ $<
 

@@ -24,7 +24,8 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 
-#include <dlfcn.h>
+#include "fs_bench_sym.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,19 +38,6 @@
 
 static int (*hb_fs_class)(void);
 static int (*hb_fs_counter)(const char *, unsigned long long *);
-
-static void *hb_sym(const char *name)
-{
-    void *p = dlsym(RTLD_DEFAULT, name), *h;
-
-    if (p == NULL) {
-        h = dlopen("libfailstop.so", RTLD_LAZY | RTLD_NOLOAD);
-        if (h != NULL) {
-            p = dlsym(h, name);
-        }
-    }
-    return p;
-}
 
 static double hb_now(void)
 {
@@ -130,9 +118,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    hb_fs_class   = (int (*)(void))hb_sym("MPIX_Failstop_error_class");
+    hb_fs_class   = (int (*)(void))fs_bench_sym("MPIX_Failstop_error_class");
     hb_fs_counter = (int (*)(const char *, unsigned long long *))
-                    hb_sym("MPIX_Failstop_counter");
+                    fs_bench_sym("MPIX_Failstop_counter");
     if (me == 0) {
         srand((unsigned)getpid());
         t = hb_now() + lead_ms * 1e-3 + (jitter_ms > 0 ? rand() % jitter_ms : 0) * 1e-3;

@@ -56,6 +56,7 @@
 #include <mpi.h>
 
 #include "failstop.h"
+#include "fs_bench_sym.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -104,25 +105,11 @@ static typeof(&MPIX_Failstop_error_class) kt_fs_class;
 static typeof(&MPIX_Failstop_counter) kt_fs_counter;
 static typeof(&MPIX_Failstop_active) kt_fs_active;
 
-static void *kt_sym(const char *name)
-{
-    void *p = dlsym(RTLD_DEFAULT, name), *h;
-
-    if (p == NULL) {
-        /* the component loaded libfailstop.so, maybe into its own scope */
-        h = dlopen("libfailstop.so", RTLD_LAZY | RTLD_NOLOAD);
-        if (h != NULL) {
-            p = dlsym(h, name);
-        }
-    }
-    return p;
-}
-
 static void kt_find_failstop(void)
 {
-    kt_fs_class   = (typeof(kt_fs_class))kt_sym("MPIX_Failstop_error_class");
-    kt_fs_counter = (typeof(kt_fs_counter))kt_sym("MPIX_Failstop_counter");
-    kt_fs_active  = (typeof(kt_fs_active))kt_sym("MPIX_Failstop_active");
+    kt_fs_class   = (typeof(kt_fs_class))fs_bench_sym("MPIX_Failstop_error_class");
+    kt_fs_counter = (typeof(kt_fs_counter))fs_bench_sym("MPIX_Failstop_counter");
+    kt_fs_active  = (typeof(kt_fs_active))fs_bench_sym("MPIX_Failstop_active");
 }
 
 static int kt_failstop_active(void)

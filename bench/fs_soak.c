@@ -11,7 +11,8 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 
-#include <dlfcn.h>
+#include "fs_bench_sym.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +35,10 @@ static double soak_now(void)
 static double soak_get(const char *name)
 {
     unsigned long long v = 0;
-    void *h;
 
     if (soak_counter == NULL) {
         soak_counter = (int (*)(const char *, unsigned long long *))
-                       dlsym(RTLD_DEFAULT, "MPIX_Failstop_counter");
-        h = dlopen("libfailstop.so", RTLD_LAZY | RTLD_NOLOAD);
-        if ((soak_counter == NULL) && (h != NULL)) {
-            soak_counter = (int (*)(const char *, unsigned long long *))
-                           dlsym(h, "MPIX_Failstop_counter");
-        }
+                       fs_bench_sym("MPIX_Failstop_counter");
     }
     if ((soak_counter == NULL) || (soak_counter(name, &v) != MPI_SUCCESS)) {
         return -1;

@@ -33,7 +33,7 @@ for ((t = 1; t <= TRIALS; t++)); do
     for np in "${NPS[@]}"; do
         for tr in "${TRS[@]}"; do
             for mode in "${MODES[@]}"; do
-                opts=(--oversubscribe --bind-to none --fence-stopped 2500)
+                opts=(--fence-stopped 2500 --oversubscribe --bind-to none)
                 [ "$tr" = tcp ] && opts+=(-x UCX_TLS=tcp)
                 rc=0
                 setsid --wait timeout -k 5 60 "$RUNNER" "${opts[@]}" -np "$np" "$BIN" \

@@ -11,7 +11,7 @@
  * FS_TEST_NPS: 8
  * FS_TEST_RUN_OPTS: --kill 3@1.5:STOP --kill 6@4:KILL --fence-stopped 6000
  * FS_TEST_FAULT: 1
- * FS_TEST_REPEAT_MAX: 3
+ * FS_TEST_REPEAT_MAX: 2
  */
 #include "faulttest.h"
 
