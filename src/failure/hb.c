@@ -42,11 +42,7 @@ typedef struct fs_hb_tx {
 } fs_hb_tx_t;
 
 typedef struct fs_hb_peer {
-    struct fs_hb    *hb;
-    fs_tl_ep_t      *ep;
-    fs_tl_op_t       close_op;
-    uint8_t          broken;        /* its connection failed: reconnect on next send */
-    uint8_t          closing;
+    fs_tl_ep_t      *ep;            /* opened on first use */
     const void      *addr;
     size_t           addr_len;
 } fs_hb_peer_t;
@@ -121,13 +117,12 @@ static fs_status_t fs_hb_am_recv(void *arg, unsigned am_id, const void *hdr,
     return FS_OK;
 }
 
+/* Errors of detector connections are not failures (see the top). */
 static void fs_hb_ep_error(void *arg, void *ep_user, const fs_fault_row_t *row)
 {
-    fs_hb_peer_t *peer = ep_user;
-
     (void)arg;
+    (void)ep_user;
     (void)row;
-    peer->broken = 1;
 }
 
 static const fs_tl_upcalls_t fs_hb_upcalls = {
@@ -148,33 +143,8 @@ static void fs_hb_tx_done(fs_tl_op_t *op, fs_status_t status, size_t length)
     --tx->hb->tx_busy;
 }
 
-static void fs_hb_peer_closed(fs_tl_op_t *op, fs_status_t status, size_t length)
-{
-    fs_hb_peer_t *peer = (fs_hb_peer_t *)((char *)op - offsetof(fs_hb_peer_t, close_op));
-
-    (void)status;
-    (void)length;
-    peer->closing = 0;
-}
-
-/* The connection to peer, opened on first use and again after it broke (a
- * broken connection is not a failure: only heartbeat silence is). */
 static fs_tl_ep_t *fs_hb_peer_ep(fs_hb_t *hb, fs_hb_peer_t *peer)
 {
-    if (peer->closing) {
-        return NULL;
-    }
-    if (peer->broken && (peer->ep != NULL)) {
-        peer->close_op.cb   = fs_hb_peer_closed;
-        peer->close_op.busy = 0;
-        peer->closing = (hb->tl_ops->ep_close(hb->tl, peer->ep, 1, &peer->close_op) ==
-                         FS_INPROGRESS);
-        peer->ep     = NULL;
-        peer->broken = 0;
-        if (peer->closing) {
-            return NULL;
-        }
-    }
     if ((peer->ep == NULL) &&
         (hb->tl_ops->ep_create(hb->tl, peer->addr, peer->addr_len, peer,
                                &peer->ep) != FS_OK)) {
@@ -375,9 +345,17 @@ static fs_status_t fs_hb_open(fs_hb_t *hb)
     return hb->tl_ops->init(&cfg, &fs_hb_upcalls, hb, &hb->tl);
 }
 
+static void fs_hb_ignore(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    (void)op;
+    (void)status;
+    (void)length;
+}
+
 static void fs_hb_close(fs_hb_t *hb)
 {
     double deadline = fs_time_now() + 1.0;
+    fs_tl_op_t op = {fs_hb_ignore, NULL, 0};
     uint32_t r;
 
     /* let the last messages (LEAVE) out, briefly */
@@ -385,17 +363,11 @@ static void fs_hb_close(fs_hb_t *hb)
         hb->tl_ops->progress(hb->tl);
     }
     for (r = 0; (hb->peers != NULL) && (r < hb->det_cfg.n); ++r) {
-        fs_hb_peer_t *peer = &hb->peers[r];
-        if ((peer->ep != NULL) && !peer->closing) {
-            peer->close_op.cb   = fs_hb_peer_closed;
-            peer->close_op.busy = 0;
-            peer->closing = (hb->tl_ops->ep_close(hb->tl, peer->ep, 1,
-                                                  &peer->close_op) == FS_INPROGRESS);
-        }
-    }
-    for (r = 0; (hb->peers != NULL) && (r < hb->det_cfg.n); ++r) {
-        while (hb->peers[r].closing && (fs_time_now() < deadline + 1.0)) {
-            hb->tl_ops->progress(hb->tl);
+        if ((hb->peers[r].ep != NULL) &&
+            (hb->tl_ops->ep_close(hb->tl, hb->peers[r].ep, 1, &op) == FS_INPROGRESS)) {
+            while (op.busy && (fs_time_now() < deadline + 1.0)) {
+                hb->tl_ops->progress(hb->tl);
+            }
         }
     }
     hb->tl_ops->fini(hb->tl);
@@ -492,7 +464,6 @@ static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
     }
     for (r = 0; r < n; ++r) {
         memcpy(hb->addr_buf + off, addrs[r], lens[r]);
-        hb->peers[r].hb       = hb;
         hb->peers[r].addr     = hb->addr_buf + off;
         hb->peers[r].addr_len = lens[r];
         off += lens[r];

@@ -244,16 +244,7 @@ static inline void ft_survivors_exchange(const int *live, int n, int tag)
  * member and is collectively inactive. */
 static inline int ft_finish(void)
 {
-    int rc = MPI_Finalize();
-    if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "MPITEST FAIL %s rank %d: MPI_Finalize rc %d\n",
-                mt_st()->name, mt_rank(), rc);
-        return 1;
-    }
-    printf("MPITEST OK %s rank %d/%d\n", mt_st()->name, mt_rank(),
-           mt_size());
-    fflush(stdout);
-    return 0;
+    return mt_finalize_ok();
 }
 
 #endif /* FAULTTEST_H */

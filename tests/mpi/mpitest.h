@@ -160,21 +160,11 @@ static inline int mt_init_thread(int *argc, char ***argv, const char *name,
     return provided;
 }
 
-/* Everything sent on MPI_COMM_WORLD must have been received: a visible
- * leftover means a duplicated or misrouted message.  Then finalize and
- * print the single OK line. */
-static inline int mt_finish(void)
+/* MPI_Finalize, then this rank's OK line; 1 if MPI_Finalize failed. */
+static inline int mt_finalize_ok(void)
 {
-    int flag = 0, rc;
-    MPI_Status st;
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    MT_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-                        &st));
-    mt_expect(MT_HERE, !flag,
-              "leftover message on MPI_COMM_WORLD from %d tag %d",
-              st.MPI_SOURCE, st.MPI_TAG);
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    rc = MPI_Finalize();
+    int rc = MPI_Finalize();
+
     if (rc != MPI_SUCCESS) {
         fprintf(stderr, "MPITEST FAIL %s rank %d: MPI_Finalize rc %d\n",
                 mt_st()->name, mt_rank(), rc);
@@ -184,6 +174,23 @@ static inline int mt_finish(void)
            mt_size());
     fflush(stdout);
     return 0;
+}
+
+/* Everything sent on MPI_COMM_WORLD must have been received: a visible
+ * leftover means a duplicated or misrouted message.  Then finalize and
+ * print the single OK line. */
+static inline int mt_finish(void)
+{
+    int flag = 0;
+    MPI_Status st;
+    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                        &st));
+    mt_expect(MT_HERE, !flag,
+              "leftover message on MPI_COMM_WORLD from %d tag %d",
+              st.MPI_SOURCE, st.MPI_TAG);
+    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    return mt_finalize_ok();
 }
 
 /* Prints a skip notice (stderr) and still succeeds. */
