@@ -7,6 +7,7 @@
 #   make asan            build into build-asan/ with ASan+UBSan and run unit + MPI tests
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
+#   make conformance     MPICH's MPI test suite over failstop and over ob1
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
 
@@ -62,7 +63,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: all deps test unit-test tools-test mpi-test external-test demo install asan bench bench-killtime clean
+.PHONY: all deps test unit-test tools-test mpi-test external-test conformance demo install asan bench bench-killtime clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -140,9 +141,16 @@ tools-test: all
 REPEAT ?= 1
 mpi-test: all
 	@FS_TEST_REPEAT=$${FS_TEST_REPEAT:-$(REPEAT)} bash tests/mpi/run.sh $(BUILD)
+	@bash tests/mpi/exit_status.sh $(BUILD)
 
 external-test: all
 	@bash tests/external/run.sh $(BUILD)
+
+# MPICH's MPI test suite (../shared/third_party/), built into $(BUILD)/conformance,
+# each test over failstop and over ob1; fails if one passes over ob1 only
+conformance: all
+	@bash tests/conformance/build.sh $(BUILD)
+	@bash tests/conformance/run.sh $(BUILD)
 
 test: deps
 	@$(MAKE) --no-print-directory all
@@ -150,6 +158,7 @@ test: deps
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20
 	@$(MAKE) --no-print-directory external-test
+	@$(MAKE) --no-print-directory conformance
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -33,7 +33,10 @@ const fs_param_desc_t fs_param_table[] = {
      "larger ones wait for the matching receive (rendezvous)",
      FS_PARAM_FIELD(self_eager_limit)},
     {"finalize_timeout_ms", FS_PARAM_INT, "3000",
-     "Upper bound in ms on flushing and closing endpoints in MPI_Finalize",
+     "Upper bound in ms on flushing and closing endpoints in MPI_Finalize; "
+     "also how long MPI_Finalize waits for requests still active in it "
+     "(which peers that have not finalized yet may complete) before it "
+     "warns, and goes on waiting",
      FS_PARAM_FIELD(finalize_timeout_ms)},
     {"cause_wait_ms", FS_PARAM_INT, "1000",
      "An operation that fails with an error of unknown cause (a flush, or "

@@ -42,6 +42,11 @@ typedef struct fs_ep {
     uint64_t               tx_msgs;         /* matching messages sent to it */
     uint64_t               rx_msgs;         /* matching messages taken from it */
     uint64_t               bye_expect;      /* rx_msgs announced in its BYE */
+    /* departure (src/proto/leave.c): it left still receiving from us (its
+     * BYE said so, its DONE ends it); we told it we were still receiving */
+    uint8_t                peer_receiving;
+    uint8_t                peer_done;       /* its DONE came (maybe before its BYE) */
+    uint8_t                told_receiving;
     uint64_t               fail_epoch;      /* engine epoch when it failed */
     const fs_fault_row_t  *fault;           /* why it failed, if a transport said */
     /* its failure notices wait until the transport's progress call returns
@@ -70,6 +75,13 @@ static inline int fs_ep_is_gone(const fs_ep_t *ep)
 {
     return (FS_EP_SET(FS_EP_LEFT) | FS_EP_SET(FS_EP_FAILED) |
             FS_EP_SET(FS_EP_CLOSED)) & FS_EP_SET(ep->state);
+}
+
+/* A peer that left while it still had receives posted (MPI_Finalize
+ * completes freed requests): it may still take what is sent to it. */
+static inline int fs_ep_takes_late_sends(const fs_ep_t *ep)
+{
+    return (ep->state == FS_EP_LEFT) && ep->peer_receiving;
 }
 
 static inline int fs_ep_is_failed(const fs_ep_t *ep)

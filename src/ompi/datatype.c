@@ -54,6 +54,10 @@ void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
                           datatype->super.size * count);
         return;
     }
+    /* held until fs_ompi_buf_release: MPI_Type_free is deferred while
+     * operations use the type (contiguous layouts never look at it again) */
+    OMPI_DATATYPE_RETAIN(datatype);
+    req->dt.type = datatype;
     if (for_send) {
         opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
                                                  &datatype->super, count, buf, 0,
@@ -76,5 +80,6 @@ void fs_ompi_buf_release(fs_ompi_req_t *req)
     if (req->has_conv) {
         opal_convertor_cleanup(&req->dt.conv);
         req->has_conv = 0;
+        OMPI_DATATYPE_RELEASE(req->dt.type);
     }
 }

@@ -27,10 +27,13 @@ void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported)
      * with Open MPI's message for the error class */
     FS_WARN("process %u (rank in MPI_COMM_WORLD) failed%s", fs_ompi_rank_of(ep),
             reported ? " (reported by another process)" : "");
+    /* failstop-run's exit status excuses the processes failstop declared
+     * failed (its README states the rule) */
+    fs_ompi_status_mark("declared", fs_ompi_rank_of(ep), (int)OMPI_PROC_MY_NAME->vpid);
     fs_ompi_hb_report(ep);
 }
 
-static void fs_ompi_mark(const char *what, int code)
+void fs_ompi_status_mark(const char *what, unsigned rank, int code)
 {
     const char *dir = getenv("FAILSTOP_STATUS_DIR");
     char path[4096];
@@ -39,12 +42,17 @@ static void fs_ompi_mark(const char *what, int code)
     if ((dir == NULL) || (*dir == '\0')) {
         return;
     }
-    snprintf(path, sizeof(path), "%s/%s.%u", dir, what, OMPI_PROC_MY_NAME->vpid);
+    snprintf(path, sizeof(path), "%s/%s.%u", dir, what, rank);
     f = fopen(path, "w");
     if (f != NULL) {
         fprintf(f, "%d\n", code);
         fclose(f);
     }
+}
+
+static void fs_ompi_mark(const char *what, int code)
+{
+    fs_ompi_status_mark(what, OMPI_PROC_MY_NAME->vpid, code);
 }
 
 void fs_ompi_abort(void *host_arg, fs_ep_t *from, int errcode)

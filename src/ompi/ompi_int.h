@@ -26,10 +26,13 @@ typedef enum fs_ompi_req_kind {
     FS_OMPI_REQ_RECV
 } fs_ompi_req_kind_t;
 
-/* Datatype state of one request: a convertor positioned lazily. */
+/* Datatype state of one request: a convertor positioned lazily, and a
+ * reference on its datatype, which MPI lets the application free while the
+ * operation is pending (the convertor reads its description until then). */
 typedef struct fs_ompi_dt {
     opal_convertor_t   conv;
     size_t             position;
+    ompi_datatype_t   *type;
 } fs_ompi_dt_t;
 
 typedef struct fs_ompi_req {
@@ -130,6 +133,9 @@ static inline int fs_ompi_error(fs_status_t status)
 }
 
 /* failure.c */
+/* Under failstop-run ($FAILSTOP_STATUS_DIR): writes the file WHAT.RANK
+ * holding code, a record the launcher's exit status is computed from. */
+void fs_ompi_status_mark(const char *what, unsigned rank, int code);
 void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported);
 void fs_ompi_abort(void *host_arg, fs_ep_t *from, int errcode);
 void fs_ompi_excluded(void *host_arg, fs_ep_t *by);
@@ -162,7 +168,14 @@ static inline fs_req_t *fs_ompi_core(fs_ompi_req_t *req)
     return (req->kind == FS_OMPI_REQ_SEND) ? &req->core.send.super :
                                              &req->core.recv.super;
 }
+/* Statuses.  A request's own status carries the error (multiple-completion
+ * calls report it there); the status of a single-completion call (recv,
+ * mrecv, probe...) never has its MPI_ERROR field written: MPI leaves it to
+ * the caller, and the error is the call's return value. */
 void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq);
+void fs_ompi_status_fill(ompi_status_public_t *status, const fs_recv_t *rreq);
+/* Copies all but MPI_ERROR; status may be MPI_STATUS_IGNORE. */
+void fs_ompi_status_copy(ompi_status_public_t *status, const ompi_status_public_t *from);
 void fs_ompi_req_signal(ompi_request_t *req);
 void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status);
 void fs_ompi_completed_req_init(void);

@@ -3,6 +3,7 @@
 #include "common/fs_log.h"
 
 #include "opal/mca/pmix/pmix.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
 
 #include <stdio.h>
@@ -136,26 +137,10 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
         FS_ERROR("ignoring pml_failstop_inject");
     }
     opal_progress_register(fs_ompi_progress);
+    /* failstop-run: this rank called MPI_Init, so it must finalize */
+    fs_ompi_status_mark("init", OMPI_PROC_MY_NAME->vpid, 0);
     *priority = 5;   /* irrelevant: Open MPI only considers the named PML */
     return &fs_ompi.super;
-}
-
-/* Under failstop-run: record that this rank reached MPI_Finalize, which the
- * launcher's exit status depends on (MPI-FT 17.5.2). */
-static void fs_ompi_mark_finalized(void)
-{
-    const char *dir = getenv("FAILSTOP_STATUS_DIR");
-    char path[4096];
-    FILE *f;
-
-    if ((dir == NULL) || (*dir == '\0')) {
-        return;
-    }
-    snprintf(path, sizeof(path), "%s/finalized.%u", dir, OMPI_PROC_MY_NAME->vpid);
-    f = fopen(path, "w");
-    if (f != NULL) {
-        fclose(f);
-    }
 }
 
 int mca_pml_failstop_finalize(void)
@@ -163,7 +148,8 @@ int mca_pml_failstop_finalize(void)
     if (fs_ompi.engine == NULL) {
         return OMPI_SUCCESS;
     }
-    fs_ompi_mark_finalized();
+    /* failstop-run: this rank reached MPI_Finalize */
+    fs_ompi_status_mark("finalized", OMPI_PROC_MY_NAME->vpid, 0);
     opal_progress_unregister(fs_ompi_progress);
     fs_ompi_failure_fini();
     fs_ompi_hb_fini();
@@ -313,6 +299,17 @@ static int fs_ompi_del_comm(ompi_communicator_t *comm)
 {
     fs_comm_t *fcomm = fs_ompi_comm(comm);
 
+    /* MPI_Finalize frees every communicator before it calls del_procs, so
+     * the first one it frees is where departure begins: the requests still
+     * pending on them (freed ones included) must complete first (MPI-4.0
+     * 11.2.2).  Attribute callbacks on MPI_COMM_SELF run before that and may
+     * still communicate. */
+    if (OPAL_UNLIKELY(ompi_mpi_state >= OMPI_MPI_STATE_FINALIZE_PAST_COMM_SELF_DESTRUCT) &&
+        (fs_ompi.engine != NULL)) {
+        fs_ompi_lock();
+        fs_engine_depart(fs_ompi.engine);
+        fs_ompi_unlock();
+    }
     if (fcomm != NULL) {
         fs_ompi_lock();
         fs_comm_destroy(fcomm);

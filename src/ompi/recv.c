@@ -109,7 +109,7 @@ static int fs_ompi_recv_stack(void *buf, size_t count, ompi_datatype_t *datatype
         fs_ompi_unlock();
     }
     if (status != MPI_STATUS_IGNORE) {
-        fs_ompi_status_from_recv(status, &rreq);
+        fs_ompi_status_fill(status, &rreq);
     }
     return fs_ompi_error(rreq.super.status);
 }
@@ -229,7 +229,6 @@ static void fs_ompi_probe_status(ompi_status_public_t *status,
     if (status != MPI_STATUS_IGNORE) {
         status->MPI_SOURCE = info->src;
         status->MPI_TAG    = info->tag;
-        status->MPI_ERROR  = MPI_SUCCESS;
         status->_ucount    = info->len;
         status->_cancelled = 0;
     }

@@ -142,17 +142,31 @@ int fs_ompi_restart_blocked(fs_ompi_req_t *req)
     return 1;
 }
 
-void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq)
+void fs_ompi_status_fill(ompi_status_public_t *status, const fs_recv_t *rreq)
 {
-    fs_status_t st = rreq->super.status;
-
     /* without a message (failure, cancel) the core reports the requested
      * source and tag with length 0 */
-    status->MPI_ERROR  = fs_ompi_error(st);
-    status->_cancelled = (st == FS_ERR_CANCELED);
+    status->_cancelled = (rreq->super.status == FS_ERR_CANCELED);
     status->MPI_SOURCE = rreq->src_out;
     status->MPI_TAG    = rreq->tag_out;
     status->_ucount    = rreq->len_out;
+}
+
+void fs_ompi_status_from_recv(ompi_status_public_t *status, const fs_recv_t *rreq)
+{
+    status->MPI_ERROR = fs_ompi_error(rreq->super.status);
+    fs_ompi_status_fill(status, rreq);
+}
+
+void fs_ompi_status_copy(ompi_status_public_t *status, const ompi_status_public_t *from)
+{
+    if ((status == MPI_STATUS_IGNORE) || (status == NULL)) {
+        return;
+    }
+    status->MPI_SOURCE = from->MPI_SOURCE;
+    status->MPI_TAG    = from->MPI_TAG;
+    status->_ucount    = from->_ucount;
+    status->_cancelled = from->_cancelled;
 }
 
 /* The core operation ended (from a completion callback, or right after a
@@ -296,9 +310,7 @@ int fs_ompi_blocking_finish(fs_ompi_req_t *req, fs_status_t st,
         fs_ompi_wait(req);
         rc = req->ompi.req_status.MPI_ERROR;
     }
-    if ((status != MPI_STATUS_IGNORE) && (status != NULL)) {
-        *status = req->ompi.req_status;
-    }
+    fs_ompi_status_copy(status, &req->ompi.req_status);
     fs_ompi_lock();
     req->free_called = 1;
     if (fs_ompi_req_recyclable(req)) {

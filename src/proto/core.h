@@ -134,8 +134,17 @@ void        fs_engine_wait(fs_engine_t *engine, const fs_req_t *req,
 void        fs_engine_lock(fs_engine_t *engine);
 void        fs_engine_unlock(fs_engine_t *engine);
 const fs_stats_t *fs_engine_stats(const fs_engine_t *engine);
-/* MPI_Finalize / disconnect: announce our departure to these peers, flush and
- * close their endpoints, waiting at most finalize_timeout_ms. */
+/* MPI_Finalize begins (src/proto/leave.c): announces our departure to every
+ * peer, then waits until every pending operation (freed requests included:
+ * MPI_Finalize completes them) has completed or can no longer complete.
+ * Waits only on peers that are not gone yet.  Idempotent. */
+void        fs_engine_depart(fs_engine_t *engine);
+/* The same in steps, for hosts that progress several engines themselves:
+ * start, then test after each progress until it returns 1. */
+void        fs_engine_depart_start(fs_engine_t *engine);
+int         fs_engine_depart_test(fs_engine_t *engine);
+/* MPI_Finalize ends: departs if that was not done yet, then flushes and
+ * closes the endpoints to these peers, waiting at most finalize_timeout_ms. */
 void        fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count);
 /* The failure detector found the process of ep failed (a suspicion is
  * final).  Ignored for a peer that announced its departure. */

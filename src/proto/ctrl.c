@@ -1,11 +1,11 @@
-/* Control messages between engines: departure (BYE), failure notices
- * (FAILED) and MPI_Abort (ABORT).
+/* Control messages between engines: departure (BYE, DONE: leave.c sends
+ * them), failure notices (FAILED) and MPI_Abort (ABORT).
  *
- * Leaving is not failing: before closing its endpoints a process sends every
- * peer a BYE carrying how many matching messages it sent that peer.  The peer
- * marks it LEFT once it has taken that many (a large message sent just before
- * the BYE can complete reassembly after it), and from then on ignores
- * transport errors from it instead of reporting a failure.
+ * Leaving is not failing: a finalizing process sends every peer a BYE
+ * carrying how many matching messages it sent that peer.  The peer marks it
+ * LEFT once it has taken that many (a large message sent just before the BYE
+ * can complete reassembly after it), and from then on ignores transport
+ * errors from it instead of reporting a failure.
  *
  * Everyone learns (17.3): a process that learns of a new failure, from its
  * transport or from a notice, tells every other live peer once.  Each
@@ -41,8 +41,8 @@ static void fs_ctrl_done(fs_tl_op_t *op, fs_status_t status, size_t length)
 /* Sends one control message; failures are ignored (the receiver is gone).
  * Only endpoints still usable get it, unless force (the transport itself
  * has not failed). */
-static void fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type,
-                            uint64_t arg, int force)
+void fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type, uint8_t flags,
+                     uint64_t arg, int force)
 {
     fs_buf_t empty = {NULL, 0, NULL};
     fs_ctrl_req_t *req;
@@ -60,6 +60,7 @@ static void fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type,
     req->op.cb      = fs_ctrl_done;
     req->op.busy    = 0;
     req->hdr.type   = type;
+    req->hdr.flags  = flags;
     req->hdr.sender = engine->my_id;
     req->hdr.arg    = arg;
     memset(req->hdr.pad, 0, sizeof(req->hdr.pad));
@@ -74,7 +75,7 @@ static void fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type,
 
 static void fs_ctrl_send(fs_engine_t *engine, fs_ep_t *ep, uint8_t type, uint64_t arg)
 {
-    fs_ctrl_send_ep(engine, ep, type, arg, 0);
+    fs_ctrl_send_ep(engine, ep, type, 0, arg, 0);
 }
 
 static void fs_ctrl_send_notices(fs_engine_t *engine, fs_ep_t *failed,
@@ -93,7 +94,7 @@ static void fs_ctrl_send_notices(fs_engine_t *engine, fs_ep_t *failed,
      * process may still work: if it is alive after all (a mistaken
      * suspicion), this tells it that it was excluded (17.3). */
     if (reporter != NULL) {
-        fs_ctrl_send_ep(engine, failed, FS_CTRL_FAILED, failed->id, 1);
+        fs_ctrl_send_ep(engine, failed, FS_CTRL_FAILED, 0, failed->id, 1);
     }
 }
 
@@ -162,7 +163,8 @@ fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr)
     }
     switch (hdr->type) {
     case FS_CTRL_BYE:
-        ep->bye_expect = hdr->arg;
+        ep->bye_expect     = hdr->arg;
+        ep->peer_receiving = (hdr->flags & FS_CTRL_F_RECEIVING) && !ep->peer_done;
         if (ep->rx_msgs >= ep->bye_expect) {
             fs_peer_left(engine, ep);
         } else {
@@ -174,6 +176,10 @@ fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr)
         return FS_OK;
     case FS_CTRL_ABORT:
         engine->host->abort(engine->host_arg, ep, (int)(int64_t)hdr->arg);
+        return FS_OK;
+    case FS_CTRL_DONE:
+        ep->peer_receiving = 0;
+        ep->peer_done      = 1;
         return FS_OK;
     default:
         FS_WARN("unknown control message %u from %#llx", hdr->type,
@@ -190,7 +196,7 @@ void fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep)
 }
 
 /* Progresses until control messages and closes are out, or the deadline. */
-static void fs_ctrl_drain(fs_engine_t *engine, double deadline)
+void fs_ctrl_drain(fs_engine_t *engine, double deadline)
 {
     const fs_list_t *e;
     int pending;
@@ -202,39 +208,6 @@ static void fs_ctrl_drain(fs_engine_t *engine, double deadline)
             pending = fs_container_of(e, fs_ep_t, elem)->close_op.busy;
         }
     } while (pending && (fs_time_now() < deadline));
-}
-
-static void fs_ctrl_op_ignore(fs_tl_op_t *op, fs_status_t status, size_t length)
-{
-    (void)op;
-    (void)status;
-    (void)length;
-}
-
-void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
-{
-    double deadline = fs_time_now() + engine->params->finalize_timeout_ms * 1e-3;
-    size_t i;
-
-    for (i = 0; i < count; ++i) {
-        fs_ctrl_send(engine, eps[i], FS_CTRL_BYE, eps[i]->tx_msgs);
-    }
-    for (i = 0; i < count; ++i) {
-        fs_ep_t *ep = eps[i];
-        if (ep->tl_ep != NULL) {
-            /* a flushing close waits for the BYE to be delivered */
-            ep->close_op.cb = fs_ctrl_op_ignore;
-            engine->tl_ops->ep_close(engine->tl, ep->tl_ep, !fs_ep_is_usable(ep),
-                                     &ep->close_op);
-            ep->tl_ep = NULL;
-        }
-        fs_ep_transition(ep, FS_EP_CLOSED);
-    }
-    fs_ctrl_drain(engine, deadline);
-    if (engine->ctrl_inflight > 0) {
-        FS_WARN("finalize: endpoints still closing after %d ms; giving up on them",
-                engine->params->finalize_timeout_ms);
-    }
 }
 
 void fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,

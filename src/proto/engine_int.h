@@ -86,6 +86,14 @@ struct fs_comm {
 
 /* ---- engine ------------------------------------------------------------ */
 
+/* Steps of departure (MPI_Finalize), leave.c. */
+typedef enum fs_depart {
+    FS_DEPART_NONE = 0,
+    FS_DEPART_RECEIVING,   /* BYEs sent; receives that can still complete */
+    FS_DEPART_SENDING,     /* DONEs sent; sends a receiver may still take */
+    FS_DEPART_SETTLED
+} fs_depart_t;
+
 struct fs_engine {
     const fs_params_t     *params;
     const fs_host_ops_t   *host;
@@ -119,6 +127,7 @@ struct fs_engine {
     double                 park_deadline;   /* when the parked ones give up */
     fs_list_t              draining;        /* FS_REQ_F_DRAIN requests */
     double                 drain_deadline;
+    fs_depart_t            depart;          /* leave.c */
     fs_stats_t             stats;
 };
 
@@ -167,6 +176,12 @@ void        fs_comm_discard_parked(fs_comm_t *comm, fs_ep_t *ep);
 
 /* ctrl.c */
 fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr);
+/* Sends one control message (best effort); only to usable endpoints unless
+ * force (then to any endpoint whose transport is open). */
+void        fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type,
+                            uint8_t flags, uint64_t arg, int force);
+/* Progresses until control messages and closes are out, or the deadline. */
+void        fs_ctrl_drain(fs_engine_t *engine, double deadline);
 void        fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep);
 void        fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed,
                                    fs_ep_t *reporter);

@@ -22,20 +22,28 @@ typedef struct fs_hdr_match {
 /* FS_AM_CTRL: control messages between engines (24 bytes). */
 typedef struct fs_hdr_ctrl {
     uint8_t   type;     /* FS_CTRL_* */
-    uint8_t   pad[7];
+    uint8_t   flags;    /* FS_CTRL_F_* */
+    uint8_t   pad[6];
     uint64_t  sender;   /* sender's process id (fs_ep_t.id at the receiver) */
     uint64_t  arg;
 } fs_hdr_ctrl_t;
 
 enum {
     /* The sender is finalizing; arg = matching messages it sent to us.  Once
-     * we have taken that many, the peer has left: never a failure. */
+     * we have taken that many, the peer has left: never a failure.  With
+     * FS_CTRL_F_RECEIVING it still has receives we could match (freed
+     * requests MPI_Finalize must complete), so sends to it stay allowed
+     * until its DONE. */
     FS_CTRL_BYE    = 1,
     /* The process named by arg (its id) has failed. */
     FS_CTRL_FAILED = 2,
     /* The sender called MPI_Abort; arg = the error code. */
-    FS_CTRL_ABORT  = 3
+    FS_CTRL_ABORT  = 3,
+    /* The sender, which left with FS_CTRL_F_RECEIVING, receives no more. */
+    FS_CTRL_DONE   = 4
 };
+
+#define FS_CTRL_F_RECEIVING  0x1u
 
 _Static_assert(sizeof(fs_hdr_match_t) == 16, "match header is 16 bytes");
 _Static_assert(sizeof(fs_hdr_ctrl_t) == 24, "control header is 24 bytes");

@@ -99,6 +99,11 @@ fs_status_t fs_peer_status(const fs_ep_t *ep)
 
 fs_status_t fs_peer_flush_status(const fs_ep_t *ep, fs_status_t status)
 {
+    if ((status == FS_ERR_PEER_FAILED) && (ep != NULL) && (ep->state == FS_EP_LEFT)) {
+        /* the link of a process that finalized breaks when it exits:
+         * leaving is not failing */
+        return FS_ERR_PEER_LEFT;
+    }
     if (status != FS_ERR_CANCELED) {
         return status;
     }

@@ -70,8 +70,10 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
 
     msg->desc          = NULL;      /* the transport owns it from here */
     rreq->super.status = status;
-    if (fs_unlikely(!fs_ep_is_usable(rreq->super.ep))) {
-        /* the payload lived in a process that is gone (rule a) */
+    if (fs_unlikely(!fs_ep_is_usable(rreq->super.ep)) &&
+        (rreq->super.ep->state != FS_EP_LEFT)) {
+        /* the payload lived in a process that is gone (rule a); one that
+         * finalized keeps its sends alive until we took them (leave.c) */
         engine->tl_ops->release(engine->tl, desc);
         return fs_peer_status(rreq->super.ep);
     }

@@ -150,7 +150,7 @@ fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag)
 {
     const fs_ep_t *ep = comm->peers[dst].ep;
 
-    if (fs_unlikely(!fs_ep_is_usable(ep))) {
+    if (fs_unlikely(!fs_ep_is_usable(ep)) && !fs_ep_takes_late_sends(ep)) {
         return fs_peer_status(ep);
     }
     if (fs_unlikely(tag < 0) && comm->coll_inactive) {

@@ -2,7 +2,8 @@
  *
  * With --enable-recovery mpirun's exit code means nothing, so failstop-run
  * starts every rank through this waiter, which records how the rank ended in
- * $FAILSTOP_STATUS_DIR/rank.<N>: a first line "exit <code> <time>" or
+ * $FAILSTOP_STATUS_DIR/rank.<N> (and that it started, with the job's size,
+ * in started.<N>): a first line "exit <code> <time>" or
  * "signal <number> <time>", followed by " injected" when the waiter sent a
  * planned signal (below).  It forwards termination signals to the rank, and
  * the rank dies with it (PR_SET_PDEATHSIG) if the waiter itself is killed.
@@ -178,6 +179,25 @@ static void fs_rank_record(const char *dir, int rank, int status,
     fclose(f);
 }
 
+/* That the rank started, with the job's size: failstop-run then knows which
+ * ranks left no record at all (killed together with their waiter). */
+static void fs_rank_record_start(const char *dir, int rank)
+{
+    const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+    char path[4096];
+    FILE *f;
+
+    if ((dir == NULL) || (rank < 0)) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/started.%d", dir, rank);
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "%d\n", (size != NULL) ? atoi(size) : 0);
+        fclose(f);
+    }
+}
+
 /* For tests: when the waiter saw the rank stop. */
 static void fs_rank_record_stop(const char *dir, int rank, int sig)
 {
@@ -300,6 +320,7 @@ int main(int argc, char **argv)
     if ((dir != NULL) && (*dir == '\0')) {
         dir = NULL;
     }
+    fs_rank_record_start(dir, rank);
     nplan    = fs_rank_kill_plan(rank, plan, FS_RANK_MAX_KILLS);
     fence_ms = fs_rank_fence_ms();
 

@@ -30,6 +30,8 @@ struct fs_tl {
     ucp_datatype_t          generic_dt;   /* packs/unpacks via dt_ops, drops excess */
     fs_mpool_t              dt_states;
     uint32_t                fault_ctx;    /* FS_FAULT_CTX_SLOW_LINK or 0 */
+    void                   *cb_desc;      /* rendezvous desc of the AM callback
+                                             running now, if any */
 };
 
 struct fs_tl_ep {
@@ -124,12 +126,14 @@ static ucs_status_t fs_ucx_am_cb(void *arg, const void *header, size_t header_le
     rx.desc  = data;
     rx.flags = 0;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        rx.flags = FS_TL_RX_RNDV;
+        rx.flags    = FS_TL_RX_RNDV;
+        tl->cb_desc = data;
     } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
         rx.flags = FS_TL_RX_PERSISTENT;
     }
     status = tl->up.am_recv(tl->up_arg, am_id, header, header_length, data,
                             length, &rx);
+    tl->cb_desc = NULL;
     return (status == FS_INPROGRESS) ? UCS_INPROGRESS : UCS_OK;
 }
 
@@ -270,6 +274,15 @@ static fs_status_t fs_ucx_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf
     void *buffer;
     size_t count;
 
+    if (fs_unlikely(msg_len == 0) && (desc != tl->cb_desc)) {
+        /* A zero-length rendezvous kept past its callback: UCX 1.13's
+         * ucp_am_recv_data_nbx acknowledges it but never frees the
+         * descriptor ("was not returned to mpool ucp_am_bufs" at exit).
+         * Releasing it acknowledges the sender the same way (ATS, success)
+         * and frees it. */
+        ucp_am_data_release(tl->worker, desc);
+        return FS_OK;
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv_am   = fs_ucx_recv_data_cb;
     param.user_data    = op;

@@ -1,0 +1,140 @@
+/* Departure (src/proto/leave.c): MPI_Finalize completes what is pending,
+ * waits only on peers that have not said BYE, and never lets two departing
+ * processes wait for each other. */
+#include "fixture.h"
+
+TestSuite(leave, .init = setup, .fini = teardown, .timeout = 20);
+
+/* Progresses every engine until eng[i]'s departure settles (at most n
+ * rounds); returns whether it did. */
+static int settle(int i, int n)
+{
+    while (n-- > 0) {
+        if (fs_engine_depart_test(eng[i])) {
+            return 1;
+        }
+        progress_all();
+    }
+    return fs_engine_depart_test(eng[i]);
+}
+
+Test(leave, a_posted_receive_is_completed_before_departure_ends)
+{
+    uint8_t v = 42, got = 0;
+    treq_t r, s;
+
+    recv_msg(&r, 0, 1, 3, &got, 1);
+    fs_engine_depart_start(eng[0]);
+    cr_expect_not(settle(0, 5), "engine 1 can still send the message");
+    cr_expect_eq(send_msg(&s, 1, 0, 3, &v, 1, FS_SEND_STANDARD), FS_OK,
+                 "a process that left still receiving takes late sends");
+    cr_expect(settle(0, 5));
+    cr_expect(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_OK);
+    cr_expect_eq(got, 42);
+}
+
+Test(leave, a_receive_from_a_peer_that_left_ends_and_departure_settles)
+{
+    uint8_t got;
+    treq_t r;
+
+    recv_msg(&r, 0, 1, 3, &got, 1);
+    fs_engine_depart_start(eng[0]);
+    fs_engine_depart_start(eng[1]);        /* nothing pending: BYE, not receiving */
+    cr_expect(settle(1, 5));
+    cr_expect(settle(0, 5), "engine 1 said BYE with all its messages out");
+    cr_expect(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_LEFT, "leaving is not failing");
+    cr_expect_eq(peer_failed_calls, 0);
+}
+
+Test(leave, sends_to_a_departed_peer_fail_once_it_is_done_receiving)
+{
+    uint8_t v = 1, got;
+    treq_t r, s;
+
+    recv_msg(&r, 1, 0, 4, &got, 1);
+    fs_engine_depart_start(eng[1]);
+    progress_all();
+    cr_expect_eq(eps[0][1]->state, FS_EP_LEFT);
+    cr_expect(eps[0][1]->peer_receiving);
+    cr_expect_eq(send_msg(&s, 0, 1, 4, &v, 1, FS_SEND_STANDARD), FS_OK);
+    cr_expect(settle(1, 5));               /* the receive completed: DONE */
+    progress_all();
+    cr_expect_not(eps[0][1]->peer_receiving);
+    cr_expect_eq(send_msg(&s, 0, 1, 4, &v, 1, FS_SEND_STANDARD), FS_ERR_PEER_LEFT,
+                 "nothing can receive it any more");
+}
+
+Test(leave, a_pending_rendezvous_send_outlives_its_senders_departure)
+{
+    static uint8_t big[3 * FAKE_RNDV_THRESH], got[3 * FAKE_RNDV_THRESH];
+    treq_t s, r;
+
+    fill(big, sizeof(big), 7);
+    cr_expect_eq(send_msg(&s, 0, 1, 5, big, sizeof(big), FS_SEND_STANDARD), FS_INPROGRESS);
+    fs_engine_depart_start(eng[0]);
+    cr_expect_not(settle(0, 5), "engine 1 may still receive it");
+    recv_msg(&r, 1, 0, 5, got, sizeof(got));
+    cr_expect(settle(0, 5));
+    cr_expect(s.done);
+    cr_expect_eq(s.u.s.super.status, FS_OK);
+    cr_expect(check(got, sizeof(got), 7));
+}
+
+Test(leave, two_departing_peers_with_unmatched_rendezvous_do_not_wait_for_each_other)
+{
+    static uint8_t a[3 * FAKE_RNDV_THRESH], b[3 * FAKE_RNDV_THRESH];
+    static treq_t s0, s1;   /* teardown drops the messages: completes them */
+
+    cr_expect_eq(send_msg(&s0, 0, 1, 6, a, sizeof(a), FS_SEND_STANDARD), FS_INPROGRESS);
+    cr_expect_eq(send_msg(&s1, 1, 0, 6, b, sizeof(b), FS_SEND_STANDARD), FS_INPROGRESS);
+    fs_engine_depart_start(eng[0]);
+    fs_engine_depart_start(eng[1]);
+    cr_expect(settle(0, 10));
+    cr_expect(settle(1, 10));
+}
+
+Test(leave, crossed_receives_settle_once_both_said_bye)
+{
+    uint8_t x, y;
+    treq_t r0, r1;
+
+    recv_msg(&r0, 0, 1, 7, &x, 1);         /* nobody sends these */
+    recv_msg(&r1, 1, 0, 7, &y, 1);
+    fs_engine_depart_start(eng[0]);
+    fs_engine_depart_start(eng[1]);
+    cr_expect(settle(0, 10));
+    cr_expect(settle(1, 10));
+    cr_expect_eq(r0.u.r.super.status, FS_ERR_PEER_LEFT);
+    cr_expect_eq(r1.u.r.super.status, FS_ERR_PEER_LEFT);
+}
+
+Test(leave, a_wildcard_receive_waits_until_every_other_member_left)
+{
+    uint8_t x;
+    treq_t r;
+
+    recv_msg(&r, 0, FS_ANY_SOURCE, 8, &x, 1);
+    fs_engine_depart_start(eng[0]);
+    fs_engine_depart_start(eng[1]);
+    cr_expect_not(settle(0, 5), "engine 2 may still send to it");
+    fs_engine_depart_start(eng[2]);
+    cr_expect(settle(0, 5));
+    cr_expect(settle(1, 5));
+    cr_expect(settle(2, 5));
+}
+
+Test(leave, a_failed_peer_ends_the_wait)
+{
+    uint8_t x;
+    treq_t r;
+
+    recv_msg(&r, 0, 1, 9, &x, 1);
+    fs_engine_depart_start(eng[0]);
+    cr_expect_not(settle(0, 3));
+    fake_fail_ep(eps[0][1]->tl_ep, -25);
+    cr_expect(settle(0, 3));
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+}
