@@ -153,14 +153,24 @@ static long fs_rank_fence_ms(void)
     return ms;
 }
 
+/* Opens the record file DIR/WHAT.RANK for writing; NULL without a status
+ * directory or rank. */
+static FILE *fs_rank_open(const char *dir, const char *what, int rank)
+{
+    char path[4096];
+
+    if ((dir == NULL) || (rank < 0)) {
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "%s/%s.%d", dir, what, rank);
+    return fopen(path, "w");
+}
+
 static void fs_rank_record(const char *dir, int rank, int status,
                            const fs_rank_outcome_t *out)
 {
-    char path[4096];
-    FILE *f;
+    FILE *f = fs_rank_open(dir, "rank", rank);
 
-    snprintf(path, sizeof(path), "%s/rank.%d", dir, rank);
-    f = fopen(path, "w");
     if (f == NULL) {
         return;
     }
@@ -184,14 +194,8 @@ static void fs_rank_record(const char *dir, int rank, int status,
 static void fs_rank_record_start(const char *dir, int rank)
 {
     const char *size = getenv("OMPI_COMM_WORLD_SIZE");
-    char path[4096];
-    FILE *f;
+    FILE *f = fs_rank_open(dir, "started", rank);
 
-    if ((dir == NULL) || (rank < 0)) {
-        return;
-    }
-    snprintf(path, sizeof(path), "%s/started.%d", dir, rank);
-    f = fopen(path, "w");
     if (f != NULL) {
         fprintf(f, "%d\n", (size != NULL) ? atoi(size) : 0);
         fclose(f);
@@ -201,14 +205,8 @@ static void fs_rank_record_start(const char *dir, int rank)
 /* For tests: when the waiter saw the rank stop. */
 static void fs_rank_record_stop(const char *dir, int rank, int sig)
 {
-    char path[4096];
-    FILE *f;
+    FILE *f = fs_rank_open(dir, "stopped", rank);
 
-    if ((dir == NULL) || (rank < 0)) {
-        return;
-    }
-    snprintf(path, sizeof(path), "%s/stopped.%d", dir, rank);
-    f = fopen(path, "w");
     if (f != NULL) {
         fprintf(f, "%d %.6f\n", sig, fs_rank_now());
         fclose(f);
@@ -350,9 +348,7 @@ int main(int argc, char **argv)
     signal(SIGUSR2, fs_rank_forward);
     signal(SIGCONT, fs_rank_forward);
     status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, dir, rank, &out);
-    if ((dir != NULL) && (rank >= 0)) {
-        fs_rank_record(dir, rank, status, &out);
-    }
+    fs_rank_record(dir, rank, status, &out);
     if (WIFSIGNALED(status)) {
         return 128 + WTERMSIG(status);
     }

@@ -96,10 +96,29 @@ static void wait_go(int from)
     MT_CHECK(MPI_Recv(NULL, 0, MPI_INT, from, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 }
 
+/* The plain side of a case: after the peer's go, sends n ints of iteration
+ * iter, or receives them (once more churned) and checks them. */
+static void plain_side(int peer, int send, size_t n, int iter, const char *what)
+{
+    int *b = mt_malloc(n * sizeof(int));
+
+    wait_go(peer);
+    if (send) {
+        for (size_t i = 0; i < n; i++)
+            b[i] = value(iter, i);
+        MT_CHECK(MPI_Send(b, (int)n, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD));
+    } else {
+        churn();
+        MT_CHECK(MPI_Recv(b, (int)n, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD,
+                          MPI_STATUS_IGNORE));
+        verify_contig(MT_HERE, b, n, iter, what);
+    }
+    free(b);
+}
+
 /* Rank 1 posts a receive with a vector type and frees the type. */
 static void posted_recv(struct vec v, const char *what)
 {
-    size_t n = vec_nelem(v);
     if (mt_rank() == 1) {
         MPI_Datatype t = vec_type(v);
         MPI_Request r;
@@ -112,19 +131,13 @@ static void posted_recv(struct vec v, const char *what)
         verify_vec(MT_HERE, buf, v, 0, what);
         free(buf);
     } else if (mt_rank() == 0) {
-        int *src = mt_malloc(n * sizeof(int));
-        for (size_t i = 0; i < n; i++)
-            src[i] = value(0, i);
-        wait_go(1);
-        MT_CHECK(MPI_Send(src, (int)n, MPI_INT, 1, TAG_DATA, MPI_COMM_WORLD));
-        free(src);
+        plain_side(1, 1, vec_nelem(v), 0, what);
     }
 }
 
 /* Rank 0 sends with a vector type and frees it; rank 1 receives later. */
 static void pending_send(struct vec v, const char *what)
 {
-    size_t n = vec_nelem(v);
     if (mt_rank() == 0) {
         MPI_Datatype t = vec_type(v);
         MPI_Request r;
@@ -136,13 +149,7 @@ static void pending_send(struct vec v, const char *what)
         MT_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         free(buf);
     } else if (mt_rank() == 1) {
-        int *dst = mt_malloc(n * sizeof(int));
-        wait_go(0);
-        churn();
-        MT_CHECK(MPI_Recv(dst, (int)n, MPI_INT, 0, TAG_DATA, MPI_COMM_WORLD,
-                          MPI_STATUS_IGNORE));
-        verify_contig(MT_HERE, dst, n, 1, what);
-        free(dst);
+        plain_side(0, 0, vec_nelem(v), 1, what);
     }
 }
 
