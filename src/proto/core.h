@@ -43,6 +43,7 @@ typedef struct fs_req {
     fs_status_t  status;
     uint8_t      flags;
     uint8_t      host_flags; /* the host's own; the core only clears them */
+    double       deadline;   /* PARKED or DRAIN: when its own wait ends */
 } fs_req_t;
 
 typedef enum fs_send_mode {

@@ -124,9 +124,8 @@ struct fs_engine {
     size_t                 unexpected_limit;
     uint64_t               fail_epoch;
     unsigned               parked;          /* requests with FS_REQ_F_PARKED */
-    double                 park_deadline;   /* when the parked ones give up */
-    fs_list_t              draining;        /* FS_REQ_F_DRAIN requests */
-    double                 drain_deadline;
+    double                 park_deadline;   /* the earliest parked one's deadline */
+    fs_list_t              draining;        /* FS_REQ_F_DRAIN requests, oldest first */
     fs_depart_t            depart;          /* leave.c */
     fs_stats_t             stats;
 };

@@ -42,8 +42,11 @@ static void fs_req_park(fs_req_t *req)
 {
     fs_engine_t *engine = req->engine;
 
-    if (engine->parked++ == 0) {
-        engine->park_deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+    /* each request waits its own cause_wait_ms; the engine keeps the
+     * earliest deadline so that progress checks one number */
+    req->deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+    if ((engine->parked++ == 0) || (req->deadline < engine->park_deadline)) {
+        engine->park_deadline = req->deadline;
     }
     req->flags |= FS_REQ_F_PARKED;
     fs_req_track(req);
@@ -126,9 +129,8 @@ static int fs_req_drain(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
     if (!(req->flags & FS_REQ_F_RECV) || !req->op.busy) {
         return 0;
     }
-    if (engine->draining.next == &engine->draining) {
-        engine->drain_deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
-    }
+    /* appended in time order: the head has the earliest deadline */
+    req->deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
     req->status = status;
     req->flags |= FS_REQ_F_DRAIN;
     fs_list_push_tail(&engine->draining, &req->ep_elem);
@@ -138,16 +140,16 @@ static int fs_req_drain(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
 
 void fs_peer_drain_expire(fs_engine_t *engine)
 {
+    double now = fs_time_now();
     fs_list_t *e;
 
-    if (fs_time_now() < engine->drain_deadline) {
-        return;
-    }
-    FS_WARN("receive buffers still held by the transport %d ms after their "
-            "peer failed: completing the receives anyway",
-            engine->params->cause_wait_ms);
-    while ((e = fs_list_pop_head(&engine->draining)) != NULL) {
+    while (((e = engine->draining.next) != &engine->draining) &&
+           (fs_container_of(e, fs_req_t, ep_elem)->deadline <= now)) {
         fs_recv_t *rreq = fs_container_of(e, fs_recv_t, super.ep_elem);
+        FS_WARN("a receive buffer still held by the transport %d ms after its "
+                "peer failed: completing the receive anyway",
+                engine->params->cause_wait_ms);
+        fs_list_remove(e);
         fs_list_init(e);
         rreq->super.flags &= (uint8_t)~FS_REQ_F_DRAIN;
         fs_recv_lost(rreq);
@@ -180,24 +182,33 @@ static void fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
  * were local after all. */
 void fs_peer_parked_expire(fs_engine_t *engine)
 {
+    double now = fs_time_now(), next_deadline = 0;
     fs_list_t *q, *e, *next;
+    unsigned expired = 0;
 
-    if (fs_time_now() < engine->park_deadline) {
+    if (now < engine->park_deadline) {
         return;
     }
-    FS_WARN("%u operation(s) failed without a peer failure to explain it "
-            "within %d ms: reported as local errors", engine->parked,
-            engine->params->cause_wait_ms);
     for (q = engine->eps.next; q != &engine->eps; q = q->next) {
         fs_ep_t *ep = fs_container_of(q, fs_ep_t, elem);
         for (e = ep->inflight.next; e != &ep->inflight; e = next) {
             fs_req_t *req = fs_container_of(e, fs_req_t, ep_elem);
             next = e->next;
-            if (req->flags & FS_REQ_F_PARKED) {
+            if (!(req->flags & FS_REQ_F_PARKED)) {
+                continue;
+            }
+            if (req->deadline <= now) {
+                ++expired;
                 fs_req_abort(engine, req, FS_ERR_LOCAL);
+            } else if ((next_deadline == 0) || (req->deadline < next_deadline)) {
+                next_deadline = req->deadline;
             }
         }
     }
+    engine->park_deadline = next_deadline;
+    FS_WARN("%u operation(s) failed without a peer failure to explain it "
+            "within %d ms: reported as local errors", expired,
+            engine->params->cause_wait_ms);
 }
 
 static void fs_peer_complete_inflight(fs_engine_t *engine, fs_ep_t *ep,

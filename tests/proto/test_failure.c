@@ -152,15 +152,28 @@ Test(failure, messages_arriving_after_the_failure_are_discarded)
     cr_expect_eq(x, 0);
 }
 
-/* A rendezvous send of engine 1 to 0 whose transport op ends with a flush
- * (cause unknown) while engine 1 still believes 0 alive. */
+/* A rendezvous send of engine 1 to `to` whose transport op ends with a
+ * flush (cause unknown) while engine 1 still believes `to` alive. */
+static void flush_rndv_send_to(treq_t *s, int to, uint8_t *big, size_t len)
+{
+    fs_tl_t *remote;
+
+    cr_assert_eq(send_msg(s, 1, to, 8, big, len, FS_SEND_STANDARD), FS_INPROGRESS);
+    remote = eps[1][to]->tl_ep->remote;
+    fake_rndv_complete(remote->inbox[remote->ninbox - 1], FS_ERR_CANCELED);
+}
+
 static void flush_rndv_send(treq_t *s, uint8_t *big, size_t len)
 {
-    fake_msg_t *m;
+    flush_rndv_send_to(s, 0, big, len);
+}
 
-    cr_assert_eq(send_msg(s, 1, 0, 8, big, len, FS_SEND_STANDARD), FS_INPROGRESS);
-    m = eps[1][0]->tl_ep->remote->inbox[0];
-    fake_rndv_complete(m, FS_ERR_CANCELED);
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 Test(failure, an_error_of_unknown_cause_follows_the_peers_fate)
@@ -192,6 +205,32 @@ Test(failure, an_error_without_a_cause_becomes_local)
     cr_expect(s.done, "not left waiting");
     cr_expect_eq(s.u.s.super.status, FS_ERR_LOCAL, "no peer failure: a local error");
     cr_expect(fs_ep_is_usable(eps[1][0]), "nobody blamed");
+}
+
+Test(failure, each_parked_operation_waits_its_own_time)
+{
+    static uint8_t a[3 * FAKE_RNDV_THRESH], b[3 * FAKE_RNDV_THRESH];
+    static treq_t s0, s2;
+    double t0, t2;
+
+    params.cause_wait_ms = 1000;
+    t0 = now_s();
+    flush_rndv_send_to(&s0, 0, a, sizeof(a));
+    while (now_s() - t0 < 0.7) {
+        fs_engine_progress(eng[1]);
+    }
+    flush_rndv_send_to(&s2, 2, b, sizeof(b));
+    t2 = now_s();
+    while (!s0.done && (now_s() - t0 < 5)) {
+        fs_engine_progress(eng[1]);
+    }
+    cr_assert(s0.done);
+    cr_expect_eq(s0.u.s.super.status, FS_ERR_LOCAL, "its own wait ran out");
+    cr_assert_lt(now_s() - t2, 0.9, "too slow a machine to tell the two waits apart");
+    cr_expect_not(s2.done, "parked 0.7 s later, it waits its own 1000 ms");
+    kill_peer(1, 2);
+    cr_expect(s2.done);
+    cr_expect_eq(s2.u.s.super.status, FS_ERR_PEER_FAILED, "so its peer's death explains it");
 }
 
 Test(failure, poison_is_per_communicator_and_per_tag)
