@@ -18,6 +18,7 @@
 #include "common/fs_log.h"
 #include "common/fs_time.h"
 
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -400,6 +401,17 @@ static void *fs_hb_thread(void *arg)
 
 /* ---- the MPI thread's side ------------------------------------------------- */
 
+/* The condition variable fs_hb_leave waits on, timed on CLOCK_MONOTONIC. */
+static void fs_hb_cond_init(pthread_cond_t *cond)
+{
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
 fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
                         fs_hb_t **hb_p)
 {
@@ -413,7 +425,7 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
     hb->det_cfg.period  = params->hb_period_ms * 1e-3;
     hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
     pthread_mutex_init(&hb->lock, NULL);
-    pthread_cond_init(&hb->cond, NULL);
+    fs_hb_cond_init(&hb->cond);
     if (pthread_create(&hb->thread, NULL, fs_hb_thread, hb) != 0) {
         status = FS_ERR_NO_MEMORY;
         goto err_free_hb;
@@ -508,28 +520,26 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
 
 /* Waits (under hb->lock) until the thread has run its command loop once
  * more, or the deadline. */
-static void fs_hb_wait_turn(fs_hb_t *hb, double timeout)
+void fs_hb_leave(fs_hb_t *hb, double timeout)
 {
     struct timespec ts;
     double until;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
+    /* an absolute deadline on the monotonic clock: spurious wake-ups and
+     * clock steps neither cut the wait short nor stretch it */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     until      = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + timeout;
     ts.tv_sec  = (time_t)until;
     ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
-    hb->tl_ops->signal(hb->tl);
-    (void)pthread_cond_timedwait(&hb->cond, &hb->lock, &ts);
-}
-
-void fs_hb_leave(fs_hb_t *hb, double timeout)
-{
     pthread_mutex_lock(&hb->lock);
     hb->leave = 1;
-    while (!hb->left) {
-        fs_hb_wait_turn(hb, timeout);
-        if (!hb->left) {
-            break;          /* the thread is stuck: do not hang finalize */
-        }
+    hb->tl_ops->signal(hb->tl);
+    while (!hb->left &&
+           (pthread_cond_timedwait(&hb->cond, &hb->lock, &ts) != ETIMEDOUT)) {
+    }
+    if (!hb->left) {
+        FS_WARN("failure detector: departure not announced within %.0f ms",
+                timeout * 1e3);
     }
     pthread_mutex_unlock(&hb->lock);
 }
