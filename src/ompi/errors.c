@@ -3,6 +3,7 @@
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
 
+#include "ompi/attribute/attribute.h"
 #include "ompi/errhandler/errcode.h"
 
 #include <string.h>
@@ -45,6 +46,12 @@ int fs_ompi_errors_register(void)
                             "MPI_ERR_OTHER: the peer process has already called "
                             "MPI_Finalize (failstop)") != OMPI_SUCCESS)) {
         return OMPI_ERROR;
+    }
+    /* as MPI_Add_error_class does: MPI_LASTUSEDCODE covers what we added */
+    if (ompi_attr_set_fint(COMM_ATTR, MPI_COMM_WORLD, &MPI_COMM_WORLD->c_keyhash,
+                           MPI_LASTUSEDCODE, ompi_mpi_errcode_lastused, true) !=
+        OMPI_SUCCESS) {
+        FS_WARN("cannot update MPI_LASTUSEDCODE to %d", ompi_mpi_errcode_lastused);
     }
     return OMPI_SUCCESS;
 }

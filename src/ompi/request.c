@@ -280,11 +280,25 @@ static void fs_ompi_opal_progress(void)
     opal_progress();
 }
 
+/* Whether a stack request is finished, read under the engine lock: another
+ * thread completes it inside progress, with the lock held from before it
+ * sets DONE until after its last access to the request (a completion
+ * callback still reads it after DONE), so only once that thread has let go
+ * of the lock may this frame return and be reused. */
+static int fs_ompi_core_idle_locked(const fs_req_t *req)
+{
+    int idle;
+
+    fs_ompi_lock();
+    idle = fs_req_idle(req);
+    fs_ompi_unlock();
+    return idle;
+}
+
 void fs_ompi_wait_core(fs_req_t *req)
 {
     if (OPAL_UNLIKELY(fs_ompi.multi_thread)) {
-        /* other threads may progress: go through the locked path */
-        while (!fs_req_idle(req)) {
+        while (!fs_ompi_core_idle_locked(req)) {
             opal_progress();
         }
         return;

