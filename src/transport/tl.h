@@ -108,6 +108,10 @@ typedef struct fs_tl_ops {
      * length and may exceed buf->len (truncation drops the excess). */
     fs_status_t (*recv_data)(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
                              size_t msg_len, fs_tl_op_t *op);
+    /* Gives back a descriptor the engine does not fetch from (a rendezvous
+     * sender is then told it is done).  Inside the am_recv call of that same
+     * descriptor it only records that the engine drops it: the transport
+     * frees it when am_recv returns FS_OK, never twice. */
     void        (*release)(fs_tl_t *tl, void *desc);
     /* Asks an in-flight operation to finish early; its callback still runs. */
     void        (*cancel)(fs_tl_t *tl, fs_tl_op_t *op);

@@ -30,8 +30,8 @@ struct fs_tl {
     ucp_datatype_t          generic_dt;   /* packs/unpacks via dt_ops, drops excess */
     fs_mpool_t              dt_states;
     uint32_t                fault_ctx;    /* FS_FAULT_CTX_SLOW_LINK or 0 */
-    void                   *cb_desc;      /* rendezvous desc of the AM callback
-                                             running now, if any */
+    void                   *cb_desc;      /* desc of the AM callback running
+                                             now (rendezvous or persistent) */
 };
 
 struct fs_tl_ep {
@@ -129,7 +129,8 @@ static ucs_status_t fs_ucx_am_cb(void *arg, const void *header, size_t header_le
         rx.flags    = FS_TL_RX_RNDV;
         tl->cb_desc = data;
     } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
-        rx.flags = FS_TL_RX_PERSISTENT;
+        rx.flags    = FS_TL_RX_PERSISTENT;
+        tl->cb_desc = data;
     }
     status = tl->up.am_recv(tl->up_arg, am_id, header, header_length, data,
                             length, &rx);
@@ -302,6 +303,13 @@ static fs_status_t fs_ucx_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf
 
 static void fs_ucx_release(fs_tl_t *tl, void *desc)
 {
+    if (desc == tl->cb_desc) {
+        /* UCX's contract: a descriptor the callback does not keep (it
+         * returns UCS_OK) is UCX's, which frees it and acknowledges a
+         * rendezvous sender; releasing it here as well would do both twice
+         * (UCX 1.13 ucp_am_rndv_process_rts) */
+        return;
+    }
     ucp_am_data_release(tl->worker, desc);
 }
 

@@ -91,6 +91,11 @@ static void teardown(void)
 {
     int i;
 
+    for (i = 0; i < NENG; ++i) {
+        cr_expect_eq(eng[i]->tl->violations, 0,
+                     "engine %d broke the transport's descriptor contract", i);
+    }
+
     /* all communicators first: a held message may complete a request of
      * another engine in this process */
     for (i = 0; i < NENG; ++i) {
