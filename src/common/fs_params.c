@@ -38,11 +38,14 @@ const fs_param_desc_t fs_param_table[] = {
      "(which peers that have not finalized yet may complete) before it "
      "warns, and goes on waiting",
      FS_PARAM_FIELD(finalize_timeout_ms)},
-    {"cause_wait_ms", FS_PARAM_INT, "1000",
-     "An operation that fails with an error of unknown cause (a flush, or "
-     "UCX's catch-all I/O error) waits up to this many ms for its peer's "
-     "fate: if the peer is found failed the error is MPI_ERR_RANK_FAIL_STOP, "
-     "otherwise a local error that blames nobody",
+    {"cause_wait_ms", FS_PARAM_INT, "2000",
+     "An operation that fails with an error of unknown cause (a flush, UCX's "
+     "catch-all I/O error, a link that broke without saying why, such as a "
+     "peer's shared-memory segment that cannot be attached) waits up to this "
+     "many ms for its peer's fate: if the peer is found failed the error is "
+     "MPI_ERR_RANK_FAIL_STOP, otherwise a local error that blames nobody. Keep "
+     "it above hb_timeout_ms, so that the detector's verdict on a peer that "
+     "died can arrive",
      FS_PARAM_FIELD(cause_wait_ms)},
     {"max_unexpected_mb", FS_PARAM_INT, "4096",
      "Upper bound in MiB on memory held for unexpected eager messages; beyond "

@@ -1,6 +1,8 @@
 /* One endpoint per peer process.
  *
- *   CONNECTING --> UP --> SUSPECTED --> FAILED
+ *   CONNECTING --> UP --> SUSPECTED --> FAILED     (SUSPECTED: the link broke,
+ *                                                    cause unknown: waits for
+ *                                                    the peer's fate)
  *        |          |                     ^
  *        |          +--------------------/
  *        |          +--> LEAVING --> LEFT        (peer announced MPI_Finalize)
@@ -48,6 +50,7 @@ typedef struct fs_ep {
     uint8_t                peer_done;       /* its DONE came (maybe before its BYE) */
     uint8_t                told_receiving;
     uint64_t               fail_epoch;      /* engine epoch when it failed */
+    double                 fate_deadline;   /* SUSPECTED: when the break is local */
     const fs_fault_row_t  *fault;           /* why it failed, if a transport said */
     /* its failure notices wait until the transport's progress call returns
      * (ctrl.c); notice_reporter: who told us, or NULL */

@@ -80,8 +80,10 @@ static const fs_fault_row_t fs_fault_rows[] = {
     FS_UCX(-15, FS_ANY, TRANSIENT, "UCS_ERR_BUSY", "resource busy; retry"),
     FS_UCX(-16, FS_ANY, FLUSH, "UCS_ERR_CANCELED",
            "request canceled, endpoint closed or IB WR_FLUSH_ERR: follows its cause"),
-    FS_UCX(-17, FS_ANY, LOCAL_FATAL, "UCS_ERR_SHMEM_SEGMENT",
-           "shared-memory segment create/attach failed"),
+    FS_UCX(-17, FS_ANY, FLUSH, "UCS_ERR_SHMEM_SEGMENT",
+           "a peer's shared-memory segment could not be attached: it is gone "
+           "when the peer died (measured: a peer that exited before first "
+           "contact); follows the peer's fate, local if none"),
     FS_UCX(-18, FS_ANY, USER_ERROR, "UCS_ERR_ALREADY_EXISTS",
            "object already exists"),
     FS_UCX(-19, FS_ANY, USER_ERROR, "UCS_ERR_OUT_OF_RANGE",

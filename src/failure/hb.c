@@ -59,6 +59,7 @@ struct fs_hb {
     int                started;     /* transport open (or failed: start_status) */
     fs_status_t        start_status;
     int                armed, leave, left, stop;
+    double             armed_at;    /* fs_time_now() at fs_hb_arm */
     fs_hb_host_t       host;
     fs_det_stats_t     stats_copy;
     /* engine reports: any thread */
@@ -502,6 +503,7 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
         /* start-up: ranks arm at different moments */
         hb->det_cfg.grace = 1.0 + log((double)n + 1.0);
         hb->armed       = 1;
+        hb->armed_at    = fs_time_now();
     }
     pthread_mutex_unlock(&hb->lock);
     hb->tl_ops->signal(hb->tl);
@@ -520,6 +522,25 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
 
 /* Waits (under hb->lock) until the thread has run its command loop once
  * more, or the deadline. */
+double fs_hb_verdict_bound(fs_hb_t *hb)
+{
+    const fs_det_config_t *c = &hb->det_cfg;
+    double bound = 0, steady;
+
+    pthread_mutex_lock(&hb->lock);
+    if (hb->armed) {
+        /* a rank that never beat is suspected timeout + grace after its
+         * observer armed, and observers arm up to a grace apart; later,
+         * timeout after its last beat, a period late at most; then the
+         * flood (a fraction of a second, counted as one more period) */
+        bound  = hb->armed_at + c->timeout + 2.0 * c->grace;
+        steady = fs_time_now() + c->timeout + 2.0 * c->period;
+        bound  = ((bound > steady) ? bound : steady) + c->period;
+    }
+    pthread_mutex_unlock(&hb->lock);
+    return bound;
+}
+
 void fs_hb_leave(fs_hb_t *hb, double timeout)
 {
     struct timespec ts;

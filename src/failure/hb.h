@@ -44,6 +44,11 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
                       const void *const *addrs, const size_t *lens,
                       const fs_hb_host_t *host);
 
+/* When, at the latest, a process that has died by now is failed everywhere
+ * (fs_time_now's clock): detection, with the start-up grace while ranks are
+ * still arming, plus propagation.  0 before fs_hb_arm.  Any thread. */
+double      fs_hb_verdict_bound(fs_hb_t *hb);
+
 /* The local engine found rank failed (any thread). */
 void        fs_hb_report(fs_hb_t *hb, uint32_t rank);
 

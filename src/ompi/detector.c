@@ -54,6 +54,13 @@ void fs_ompi_hb_note_proc(ompi_proc_t *proc, fs_ep_t *ep)
     }
 }
 
+double fs_ompi_fate_deadline(void *host_arg, fs_ep_t *ep)
+{
+    (void)host_arg;
+    (void)ep;
+    return (fs_ompi.hb != NULL) ? fs_hb_verdict_bound(fs_ompi.hb) : 0;
+}
+
 /* ---- the detector thread's callbacks --------------------------------------- */
 
 static void fs_ompi_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)

@@ -110,6 +110,8 @@ void fs_ompi_hb_note_proc(ompi_proc_t *proc, fs_ep_t *ep);
 void fs_ompi_hb_apply(void);
 void fs_ompi_hb_report(fs_ep_t *ep);
 void fs_ompi_hb_fini(void);
+/* host op fate_deadline: the detector's bound, 0 without a detector */
+double fs_ompi_fate_deadline(void *host_arg, fs_ep_t *ep);
 
 static inline void fs_ompi_hb_poll(void)
 {

@@ -381,4 +381,5 @@ const fs_host_ops_t fs_ompi_host_ops = {
     .abort         = fs_ompi_abort,
     .excluded      = fs_ompi_excluded,
     .inject        = fs_ompi_inject,
+    .fate_deadline = fs_ompi_fate_deadline,
 };

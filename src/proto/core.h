@@ -107,6 +107,11 @@ typedef struct fs_host_ops {
     void (*excluded)(void *host_arg, fs_ep_t *by);
     /* pml_failstop_inject fired: die by sig (the host records it first). */
     void (*inject)(void *host_arg, int sig);
+    /* Optional: by when (fs_time_now's clock) the host's failure detector
+     * will have declared ep's process failed if it has died by now; 0 if it
+     * cannot say.  A link that broke without a known cause waits until then
+     * (at least cause_wait_ms) for the peer's fate. */
+    double (*fate_deadline)(void *host_arg, fs_ep_t *ep);
 } fs_host_ops_t;
 
 typedef struct fs_engine_config {

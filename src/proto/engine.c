@@ -38,7 +38,11 @@ static void fs_engine_ep_error(void *arg, void *ep_user, const fs_fault_row_t *r
     FS_DEBUG("endpoint %#llx: transport error %s (%d): %s",
              (unsigned long long)ep->id, row->name, row->code,
              fs_fault_class_name(row->cls));
-    fs_peer_fail(engine, ep, row, NULL);
+    if (row->cls == FS_FAULT_FLUSH) {
+        fs_peer_suspect(engine, ep, row);
+    } else {
+        fs_peer_fail(engine, ep, row, NULL);
+    }
 }
 
 static const fs_tl_upcalls_t fs_engine_upcalls = {
@@ -153,6 +157,9 @@ unsigned fs_engine_progress(fs_engine_t *engine)
     }
     if (fs_unlikely(engine->draining.next != &engine->draining)) {
         fs_peer_drain_expire(engine);
+    }
+    if (fs_unlikely(engine->suspects != 0)) {
+        fs_peer_suspects_expire(engine);
     }
     engine->in_progress = 0;
     fs_engine_after_progress(engine);

@@ -126,6 +126,7 @@ struct fs_engine {
     unsigned               parked;          /* requests with FS_REQ_F_PARKED */
     double                 park_deadline;   /* the earliest parked one's deadline */
     fs_list_t              draining;        /* FS_REQ_F_DRAIN requests, oldest first */
+    unsigned               suspects;        /* endpoints in FS_EP_SUSPECTED */
     fs_depart_t            depart;          /* leave.c */
     fs_stats_t             stats;
 };
@@ -222,6 +223,15 @@ void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t 
 /* A receive from peer with this tag ended with the failure error. */
 void        fs_comm_poison(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);
+/* ep's link broke with no known cause (row of class FLUSH): its operations
+ * wait for the peer's fate, at most cause_wait_ms (then the break is local). */
+void        fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);
+void        fs_peer_suspects_expire(fs_engine_t *engine);
+/* An operation of req ended, or could not start, with status: parks it (and
+ * returns 1) when the cause is unknown, until its peer's fate is. */
+int         fs_req_park_error(fs_req_t *req, fs_status_t status);
+/* Parks req on its endpoint until its peer's fate, at most cause_wait_ms. */
+void        fs_req_park(fs_req_t *req);
 void        fs_req_track(fs_req_t *req);
 void        fs_req_untrack(fs_req_t *req);
 /* A transport operation of req ended with *status_p.  Returns 1 if the

@@ -38,7 +38,7 @@ void fs_req_untrack(fs_req_t *req)
  * process_vm_readv completes the fetch at once and schedules the endpoint
  * error for the next progress).  The request waits, on the peer's in-flight
  * list, for the peer's failure or for cause_wait_ms; then it is local. */
-static void fs_req_park(fs_req_t *req)
+void fs_req_park(fs_req_t *req)
 {
     fs_engine_t *engine = req->engine;
 
@@ -70,18 +70,69 @@ int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
     if (fs_likely(*status_p == FS_OK) || (req->ep == NULL)) {
         return 1;
     }
-    if (fs_ep_is_usable(req->ep)) {
-        if (*status_p == FS_ERR_CANCELED) {
-            fs_req_park(req);
-            return 0;
-        }
-        if (*status_p == FS_ERR_PEER_FAILED) {
-            /* the operation saw the death before the endpoint did */
-            fs_peer_fail(req->engine, req->ep, NULL, NULL);
-        }
+    if (fs_req_park_error(req, *status_p)) {
+        return 0;
+    }
+    if (fs_ep_is_usable(req->ep) && (*status_p == FS_ERR_PEER_FAILED)) {
+        /* the operation saw the death before the endpoint did */
+        fs_peer_fail(req->engine, req->ep, NULL, NULL);
     }
     *status_p = fs_peer_flush_status(req->ep, *status_p);
     return 1;
+}
+
+int fs_req_park_error(fs_req_t *req, fs_status_t status)
+{
+    const fs_ep_t *ep = req->ep;
+
+    if ((ep->state == FS_EP_SUSPECTED) && (status != FS_ERR_PEER_FAILED)) {
+        fs_req_park(req);           /* its link broke: the peer's fate decides */
+        return 1;
+    }
+    if ((status == FS_ERR_CANCELED) && fs_ep_is_usable(ep)) {
+        fs_req_park(req);           /* an error of unknown cause */
+        return 1;
+    }
+    return 0;
+}
+
+/* The link to ep broke and its transport cannot tell why (a status of class
+ * FLUSH: over shared memory, UCX cannot attach the segment of a peer that
+ * died before first contact).  The peer may be dead, or something local
+ * broke: its operations, and new ones, wait for its fate.  The failure
+ * detector or another process's notice makes it failed; otherwise, after
+ * cause_wait_ms, the break is local and blames nobody. */
+void fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row)
+{
+    if (!fs_ep_transition(ep, FS_EP_SUSPECTED)) {
+        fs_peer_fail(engine, ep, row, NULL);   /* leaving, or already decided */
+        return;
+    }
+    FS_DEBUG("endpoint to %#llx broke (%s): waiting for the peer's fate",
+             (unsigned long long)ep->id, row->name);
+    ep->fault         = row;
+    ep->fate_deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+    if (engine->host->fate_deadline != NULL) {
+        double verdict = engine->host->fate_deadline(engine->host_arg, ep);
+        if (verdict > ep->fate_deadline) {
+            ep->fate_deadline = verdict;
+        }
+    }
+    ++engine->suspects;
+}
+
+void fs_peer_suspects_expire(fs_engine_t *engine)
+{
+    double now = fs_time_now();
+    fs_list_t *e;
+
+    for (e = engine->eps.next; (e != &engine->eps) && (engine->suspects != 0);
+         e = e->next) {
+        fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
+        if ((ep->state == FS_EP_SUSPECTED) && (ep->fate_deadline <= now)) {
+            fs_peer_fail(engine, ep, ep->fault, NULL);
+        }
+    }
 }
 
 fs_status_t fs_peer_status(const fs_ep_t *ep)
@@ -363,6 +414,9 @@ void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
     if (ep->is_self || fs_ep_is_gone(ep)) {
         /* already failed, or left normally: leaving is not failing */
         return;
+    }
+    if (ep->state == FS_EP_SUSPECTED) {
+        --engine->suspects;         /* its fate is known now */
     }
     fs_ep_transition(ep, FS_EP_FAILED);
     ep->fault      = row;

@@ -71,7 +71,8 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
     msg->desc          = NULL;      /* the transport owns it from here */
     rreq->super.status = status;
     if (fs_unlikely(!fs_ep_is_usable(rreq->super.ep)) &&
-        (rreq->super.ep->state != FS_EP_LEFT)) {
+        (rreq->super.ep->state != FS_EP_LEFT) &&
+        (rreq->super.ep->state != FS_EP_SUSPECTED)) {
         /* the payload lived in a process that is gone (rule a); one that
          * finalized keeps its sends alive until we took them (leave.c) */
         engine->tl_ops->release(engine->tl, desc);
@@ -83,7 +84,13 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
         fs_req_track(&rreq->super);
         return FS_INPROGRESS;
     }
-    return (st == FS_OK) ? status : fs_peer_flush_status(rreq->super.ep, st);
+    if (st == FS_OK) {
+        return status;
+    }
+    if (fs_req_park_error(&rreq->super, st)) {
+        return FS_INPROGRESS;
+    }
+    return fs_peer_flush_status(rreq->super.ep, st);
 }
 
 fs_status_t fs_recv_deliver(fs_engine_t *engine, fs_recv_t *rreq, fs_msg_t *msg)
@@ -333,7 +340,8 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
                                               rreq->mq.tag)) != NULL) {
         fs_mq_remove_unexpected(&comm->mq, found);
         status = fs_recv_deliver(engine, rreq, fs_container_of(found, fs_msg_t, mq));
-    } else if ((peer != NULL) && fs_unlikely(!fs_ep_is_usable(peer->ep))) {
+    } else if ((peer != NULL) && fs_unlikely(!fs_ep_is_usable(peer->ep)) &&
+               (peer->ep->state != FS_EP_SUSPECTED)) {
         status = fs_peer_status(peer->ep);
     } else {
         fs_mq_post(&comm->mq, (peer != NULL) ? &peer->bin : NULL, &rreq->mq);

@@ -177,6 +177,9 @@ fs_status_t fs_send_start(fs_send_t *sreq)
     }
     if (fs_unlikely(ep->is_self)) {
         status = fs_send_self(engine, sreq);
+    } else if (fs_unlikely(ep->state == FS_EP_SUSPECTED)) {
+        fs_req_park(&sreq->super);      /* its link broke: wait for its fate */
+        return FS_INPROGRESS;
     } else {
         status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?
                                                     FS_TL_SEND_RNDV : 0);
@@ -187,6 +190,9 @@ fs_status_t fs_send_start(fs_send_t *sreq)
         }
         if (status == FS_INPROGRESS) {
             fs_req_track(&sreq->super);
+            return FS_INPROGRESS;
+        }
+        if (fs_unlikely(fs_req_park_error(&sreq->super, status))) {
             return FS_INPROGRESS;
         }
         status = fs_peer_flush_status(ep, status);

@@ -8,6 +8,7 @@
 TestSuite(failure, .init = setup, .fini = teardown, .timeout = 20);
 
 #define UCS_ERR_CONNECTION_RESET (-25)
+#define UCS_ERR_SHMEM_SEGMENT    (-17)
 
 /* Engine `at` learns from its transport that `who` died. */
 static void kill_peer(int at, int who)
@@ -231,6 +232,41 @@ Test(failure, each_parked_operation_waits_its_own_time)
     kill_peer(1, 2);
     cr_expect(s2.done);
     cr_expect_eq(s2.u.s.super.status, FS_ERR_PEER_FAILED, "so its peer's death explains it");
+}
+
+Test(failure, a_link_broken_without_cause_waits_for_the_peers_fate)
+{
+    uint8_t v = 1, x;
+    treq_t s, r;
+
+    fake_fail_ep(eps[0][1]->tl_ep, UCS_ERR_SHMEM_SEGMENT);
+    cr_expect_eq(eps[0][1]->state, FS_EP_SUSPECTED, "cause unknown: not failed yet");
+    cr_expect_eq(send_msg(&s, 0, 1, 4, &v, 1, FS_SEND_STANDARD), FS_INPROGRESS,
+                 "a send to it waits for its fate");
+    cr_expect_eq(recv_msg(&r, 0, 1, 4, &x, 1), FS_INPROGRESS, "a receive is posted");
+    fs_engine_peer_suspected(eng[0], eps[0][1]);   /* the detector's verdict */
+    cr_expect(s.done && r.done);
+    cr_expect_eq(s.u.s.super.status, FS_ERR_PEER_FAILED);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+}
+
+Test(failure, a_link_broken_without_cause_and_no_verdict_is_local)
+{
+    struct timespec ms = {0, 1000000};
+    uint8_t v = 1;
+    treq_t s;
+    int i;
+
+    params.cause_wait_ms = 20;
+    fake_fail_ep(eps[0][1]->tl_ep, UCS_ERR_SHMEM_SEGMENT);
+    cr_expect_eq(send_msg(&s, 0, 1, 4, &v, 1, FS_SEND_STANDARD), FS_INPROGRESS);
+    for (i = 0; (i < 1000) && !s.done; ++i) {
+        nanosleep(&ms, NULL);
+        fs_engine_progress(eng[0]);
+    }
+    cr_expect(s.done, "not left waiting");
+    cr_expect_eq(s.u.s.super.status, FS_ERR_LOCAL, "nobody said the peer died");
+    cr_expect_eq(peer_failed_calls, 0, "nobody blamed");
 }
 
 Test(failure, poison_is_per_communicator_and_per_tag)
