@@ -48,8 +48,12 @@ const fs_param_desc_t fs_param_table[] = {
      "died can arrive",
      FS_PARAM_FIELD(cause_wait_ms)},
     {"max_unexpected_mb", FS_PARAM_INT, "4096",
-     "Upper bound in MiB on memory held for unexpected eager messages; beyond "
-     "it the affected receives complete with MPI_ERR_NO_MEM",
+     "Upper bound in MiB on everything other processes can make this one "
+     "hold before its receives: message records, copied or held eager "
+     "payloads, rendezvous descriptors, messages for communicators not "
+     "created yet. A message past it is not kept: receives from its sender "
+     "on its communicator that nothing buffered satisfies end with "
+     "MPI_ERR_NO_MEM (the messages sent before it are still delivered)",
      FS_PARAM_FIELD(max_unexpected_mb)},
     {"inject", FS_PARAM_STRING, "",
      "Fault injection for tests: RANK:after=N[:SIGNAL] makes world rank RANK "

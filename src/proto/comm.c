@@ -72,6 +72,25 @@ static fs_comm_t *fs_comm_alloc(uint32_t size, uint32_t local_size,
     return comm;
 }
 
+/* Messages lost before the communicator existed break their channels now. */
+static void fs_comm_apply_early_losses(fs_comm_t *comm)
+{
+    fs_engine_t *engine = comm->engine;
+    unsigned i = 0;
+
+    while (i < engine->early_lost_count) {
+        if (engine->early_lost[i].cid != comm->cid) {
+            ++i;
+            continue;
+        }
+        if ((engine->early_lost[i].src >= 0) &&
+            ((uint32_t)engine->early_lost[i].src < comm->size)) {
+            fs_chan_lose(comm, engine->early_lost[i].src, engine->early_lost[i].seq);
+        }
+        engine->early_lost[i] = engine->early_lost[--engine->early_lost_count];
+    }
+}
+
 fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
                            uint32_t size, fs_ep_t *const *peers,
                            uint32_t local_size, fs_ep_t *const *local_eps,
@@ -111,6 +130,7 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
     }
     engine->comms[cid] = comm;
     fs_list_push_tail(&engine->comms_list, &comm->elem);
+    fs_comm_apply_early_losses(comm);     /* first: what came after is discarded */
     fs_comm_replay_early(comm);
     *comm_p = comm;
     return FS_OK;

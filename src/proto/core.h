@@ -85,6 +85,7 @@ typedef struct fs_stats {
     uint64_t early_cid;
     uint64_t discarded_after_failure;
     uint64_t dropped_malformed;
+    uint64_t lost_no_memory;    /* messages not kept: their channels broke */
     uint64_t pool_grows;
     uint64_t large_copies;   /* unexpected eager copies too big for the pools */
     uint64_t peers_failed;

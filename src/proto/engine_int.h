@@ -28,6 +28,7 @@ typedef enum fs_msg_store {
 } fs_msg_store_t;
 
 #define FS_MSG_INLINE      64
+#define FS_EARLY_LOST_MAX  64
 #define FS_COPY_CLASSES    4
 
 struct fs_msg {
@@ -61,7 +62,10 @@ typedef struct fs_comm_peer {
     fs_mq_bin_t    bin;
     fs_seq_rx_t    rx;
     uint16_t       tx_seq;
-    uint32_t       lost;        /* messages dropped for lack of memory */
+    /* a message from it could not be kept (peer.c fs_chan_lose):
+     * FS_CHAN_HOLE until the messages before it are in, then FS_CHAN_DEAD */
+    uint8_t        broken;
+    uint16_t       lost_seq;    /* the earliest message not kept */
     fs_dp_poison_t poison;      /* tags whose receives failed (dead peer) */
 } fs_comm_peer_t;
 
@@ -73,7 +77,6 @@ struct fs_comm {
     uint32_t         size;
     void            *host;
     fs_mq_t          mq;
-    uint32_t         lost_total;
     fs_comm_peer_t  *peers;
     /* intercommunicators: the local group, for failure containment */
     fs_ep_t        **local_eps;
@@ -120,8 +123,13 @@ struct fs_engine {
     uint64_t               inject_left;     /* messages until injected death */
     int                    inject_sig;
     fs_mpool_t             copy_pools[FS_COPY_CLASSES];
-    size_t                 unexpected_bytes;
+    size_t                 unexpected_bytes; /* all that stored messages hold */
     size_t                 unexpected_limit;
+    int                    budget_warned;
+    /* messages lost on communicators that did not exist yet: their channels
+     * break when the communicator is created */
+    struct { uint32_t cid; int32_t src; uint16_t seq; } early_lost[FS_EARLY_LOST_MAX];
+    unsigned               early_lost_count;
     uint64_t               fail_epoch;
     unsigned               parked;          /* requests with FS_REQ_F_PARKED */
     double                 park_deadline;   /* the earliest parked one's deadline */
@@ -223,6 +231,12 @@ void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t 
 /* A receive from peer with this tag ended with the failure error. */
 void        fs_comm_poison(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);
+enum { FS_CHAN_OK = 0, FS_CHAN_HOLE, FS_CHAN_DEAD };
+/* Message seq from rank on comm could not be kept (out of memory, or past
+ * max_unexpected_mb): the channel breaks there (see peer.c). */
+void        fs_chan_lose(fs_comm_t *comm, int32_t rank, uint16_t seq);
+/* The messages before the lost one are in: the channel is dead now. */
+void        fs_chan_die(fs_comm_t *comm, int32_t rank);
 /* ep's link broke with no known cause (row of class FLUSH): its operations
  * wait for the peer's fate, at most cause_wait_ms (then the break is local). */
 void        fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);

@@ -43,6 +43,40 @@ void fs_msg_pools_cleanup(fs_engine_t *engine)
     }
 }
 
+/* What a stored message holds in this process: its record, and its payload
+ * when that is copied or a transport buffer is held (a rendezvous payload
+ * stays with its sender; a tiny one is inside the record). */
+static size_t fs_msg_cost(const fs_msg_t *msg)
+{
+    switch (msg->store) {
+    case FS_MSG_STORE_POOL:
+    case FS_MSG_STORE_MALLOC:
+    case FS_MSG_STORE_TL:
+        return sizeof(fs_msg_t) + msg->len;
+    default:
+        return sizeof(fs_msg_t);
+    }
+}
+
+/* One budget, max_unexpected_mb, for everything a sender can make this
+ * process keep before its receive: records, copies, held transport buffers
+ * and rendezvous descriptors, messages for communicators not created yet.
+ * Past it a message is not kept: its channel breaks (fs_chan_lose). */
+static int fs_msg_budget_take(fs_engine_t *engine, size_t cost)
+{
+    if (fs_unlikely(engine->unexpected_bytes + cost > engine->unexpected_limit)) {
+        if (!engine->budget_warned) {
+            FS_ERROR("messages held before their receive exceed "
+                     "pml_failstop_max_unexpected_mb (%zu MiB)",
+                     engine->unexpected_limit >> 20);
+            engine->budget_warned = 1;
+        }
+        return 0;
+    }
+    engine->unexpected_bytes += cost;
+    return 1;
+}
+
 /* Finds room for len payload bytes of msg; sets msg->data and msg->store. */
 static fs_status_t fs_msg_alloc_payload(fs_engine_t *engine, fs_msg_t *msg, size_t len)
 {
@@ -52,11 +86,6 @@ static fs_status_t fs_msg_alloc_payload(fs_engine_t *engine, fs_msg_t *msg, size
         msg->data  = msg->inline_data;
         msg->store = FS_MSG_STORE_INLINE;
         return FS_OK;
-    }
-    if (engine->unexpected_bytes + len > engine->unexpected_limit) {
-        FS_ERROR("unexpected messages exceed pml_failstop_max_unexpected_mb (%zu MiB)",
-                 engine->unexpected_limit >> 20);
-        return FS_ERR_NO_MEMORY;
     }
     for (cls = 0; cls < FS_COPY_CLASSES; ++cls) {
         if (len <= fs_copy_class_size[cls]) {
@@ -74,7 +103,6 @@ static fs_status_t fs_msg_alloc_payload(fs_engine_t *engine, fs_msg_t *msg, size
     if (msg->data == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    engine->unexpected_bytes += len;
     return FS_OK;
 }
 
@@ -95,25 +123,46 @@ static fs_msg_t *fs_msg_clone(fs_engine_t *engine, const fs_msg_t *fresh)
     return msg;
 }
 
+static void fs_msg_free_payload(fs_engine_t *engine, fs_msg_t *msg);
+
+/* Takes the budget for msg, whose store is decided; frees it if over. */
+static fs_msg_t *fs_msg_admit(fs_engine_t *engine, fs_msg_t *msg)
+{
+    if (fs_msg_budget_take(engine, fs_msg_cost(msg))) {
+        return msg;
+    }
+    if ((msg->store == FS_MSG_STORE_POOL) || (msg->store == FS_MSG_STORE_MALLOC)) {
+        msg->desc = NULL;   /* the caller still owns a borrowed descriptor */
+        fs_msg_free_payload(engine, msg);
+    }
+    fs_mpool_put(&engine->msg_pool, msg);
+    return NULL;
+}
+
 fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
                        const fs_tl_rx_t *rx)
 {
     fs_msg_t *msg = fs_msg_clone(engine, fresh);
 
     if ((msg == NULL) || (msg->kind != FS_MSG_EAGER) || (msg->len == 0)) {
-        return msg;     /* rendezvous/self: the descriptor or sreq is the payload */
+        /* rendezvous/self: the descriptor or sreq is the payload */
+        return (msg == NULL) ? NULL : fs_msg_admit(engine, msg);
     }
     if ((rx != NULL) && (rx->flags & FS_TL_RX_PERSISTENT)) {
         msg->desc  = rx->desc;
         msg->store = FS_MSG_STORE_TL;
-        return msg;
+        if (fs_msg_budget_take(engine, fs_msg_cost(msg))) {
+            return msg;
+        }
+        fs_mpool_put(&engine->msg_pool, msg);   /* the descriptor stays UCX's */
+        return NULL;
     }
     if (fs_msg_alloc_payload(engine, msg, msg->len) != FS_OK) {
         fs_mpool_put(&engine->msg_pool, msg);
         return NULL;
     }
     memcpy(msg->data, fresh->data, msg->len);
-    return msg;
+    return fs_msg_admit(engine, msg);
 }
 
 /* Stores a send-to-self payload: packed now, so the sender can complete. */
@@ -129,24 +178,28 @@ fs_msg_t *fs_msg_store_packed(fs_engine_t *engine, const fs_msg_t *fresh,
         fs_mpool_put(&engine->msg_pool, msg);
         return NULL;
     }
+    if (fs_msg_admit(engine, msg) == NULL) {
+        return NULL;
+    }
     fs_buf_pack(&engine->host->dt, buf, 0, msg->data, msg->len);
     return msg;
 }
 
+static void fs_msg_free_payload(fs_engine_t *engine, fs_msg_t *msg)
+{
+    if (msg->store == FS_MSG_STORE_POOL) {
+        fs_mpool_put(&engine->copy_pools[msg->copy_class], msg->data);
+    } else if (msg->store == FS_MSG_STORE_MALLOC) {
+        free(msg->data);
+    }
+}
+
 void fs_msg_free(fs_engine_t *engine, fs_msg_t *msg)
 {
-    switch (msg->store) {
-    case FS_MSG_STORE_POOL:
-        fs_mpool_put(&engine->copy_pools[msg->copy_class], msg->data);
-        engine->unexpected_bytes -= msg->len;
-        break;
-    case FS_MSG_STORE_MALLOC:
-        free(msg->data);
-        engine->unexpected_bytes -= msg->len;
-        break;
-    default:
-        break;
+    if (msg->is_stored) {
+        engine->unexpected_bytes -= fs_msg_cost(msg);
     }
+    fs_msg_free_payload(engine, msg);
     /* a descriptor not handed to recv_data is still ours to release */
     if (msg->desc != NULL) {
         engine->tl_ops->release(engine->tl, msg->desc);

@@ -405,6 +405,56 @@ static void fs_comm_peer_failed(fs_comm_t *comm, fs_ep_t *ep, fs_status_t status
     }
 }
 
+/* Resource exhaustion is an error of its channel, never a silent hang.  A
+ * message from rank on comm that could not be kept (out of memory, or past
+ * max_unexpected_mb) is a hole in that sender's order: the messages before
+ * it are still delivered; the ones after it are discarded.  Once the
+ * messages before it are in, the channel is dead: receives naming rank on
+ * comm that nothing buffered satisfies, pending or new, and the wildcard
+ * receives pending on comm (the lost message may have been theirs) end with
+ * MPI_ERR_NO_MEM. */
+void fs_chan_lose(fs_comm_t *comm, int32_t rank, uint16_t seq)
+{
+    fs_engine_t *engine  = comm->engine;
+    fs_comm_peer_t *peer = &comm->peers[rank];
+    fs_list_t *e, *next;
+
+    ++engine->stats.lost_no_memory;
+    if ((peer->broken != FS_CHAN_OK) &&
+        ((int16_t)(uint16_t)(seq - peer->lost_seq) >= 0)) {
+        return;                     /* after the hole already known */
+    }
+    if (peer->broken == FS_CHAN_OK) {
+        FS_ERROR("cid %u: a message from rank %d could not be kept (out of memory "
+                 "or past pml_failstop_max_unexpected_mb): its receives on this "
+                 "communicator end with MPI_ERR_NO_MEM", comm->cid, rank);
+    }
+    peer->broken   = FS_CHAN_HOLE;
+    peer->lost_seq = seq;
+    for (e = peer->rx.parked.next; e != &peer->rx.parked; e = next) {
+        fs_msg_t *msg = fs_container_of(e, fs_msg_t, seq.elem);
+        next = e->next;
+        if ((int16_t)(uint16_t)(msg->seq.seq - seq) > 0) {
+            fs_list_remove(e);
+            --peer->rx.num_parked;
+            ++engine->stats.lost_no_memory;
+            fs_msg_free(engine, msg);
+        }
+    }
+    if ((int16_t)(uint16_t)(seq - peer->rx.expected) < 0) {
+        fs_chan_die(comm, rank);    /* it was the next one: nothing before it */
+    }
+}
+
+void fs_chan_die(fs_comm_t *comm, int32_t rank)
+{
+    fs_comm_peer_t *peer = &comm->peers[rank];
+
+    peer->broken = FS_CHAN_DEAD;
+    fs_comm_fail_list(comm, &peer->bin.posted, -1, FS_ERR_NO_MEMORY);
+    fs_comm_fail_list(comm, &comm->mq.wild_posted, -1, FS_ERR_NO_MEMORY);
+}
+
 void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
                   fs_ep_t *reporter)
 {

@@ -23,6 +23,9 @@ fs_status_t fs_probe(fs_comm_t *comm, int32_t src, int32_t tag, int remove,
     found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL, tag);
     if (found == NULL) {
         /* nothing buffered from a peer that is gone: it never will be */
+        if ((peer != NULL) && fs_unlikely(peer->broken == FS_CHAN_DEAD)) {
+            return FS_ERR_NO_MEMORY;    /* its messages are lost (fs_chan_lose) */
+        }
         return ((peer != NULL) && !fs_ep_is_usable(peer->ep)) ?
                fs_peer_status(peer->ep) : FS_OK;
     }

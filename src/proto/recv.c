@@ -158,11 +158,7 @@ static fs_status_t fs_rx_in_order(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
 
     stored = msg->is_stored ? msg : fs_msg_store(engine, msg, rx);
     if (fs_unlikely(stored == NULL)) {
-        /* never a silent drop: the next receive from this source fails */
-        FS_ERROR("cid %u: no memory for an unexpected message from rank %d tag %d",
-                 comm->cid, rank, msg->mq.tag);
-        ++peer->lost;
-        ++comm->lost_total;
+        fs_chan_lose(comm, rank, msg->seq.seq);   /* never a silent drop */
         return FS_OK;
     }
     fs_mq_add_unexpected(&comm->mq, &peer->bin, &stored->mq);
@@ -196,6 +192,16 @@ fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
         fs_rx_discard(engine, msg);
         return FS_OK;
     }
+    if (fs_unlikely(peer->broken != FS_CHAN_OK) &&
+        ((peer->broken == FS_CHAN_DEAD) ||
+         ((int16_t)(uint16_t)(msg->seq.seq - peer->lost_seq) >= 0))) {
+        /* at or after a lost message: its sender's order is gone */
+        ++engine->stats.lost_no_memory;
+        if (msg->is_stored) {
+            fs_msg_free(engine, msg);
+        }
+        return FS_OK;
+    }
     switch (fs_seq_check(&peer->rx, msg->seq.seq)) {
     case FS_SEQ_IN_ORDER:
         fs_seq_advance(&peer->rx);
@@ -205,13 +211,15 @@ fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
             fs_seq_advance(&peer->rx);
             fs_rx_in_order(comm, rank, fs_container_of(item, fs_msg_t, seq), NULL);
         }
+        if (fs_unlikely(peer->broken == FS_CHAN_HOLE) &&
+            (peer->rx.expected == peer->lost_seq)) {
+            fs_chan_die(comm, rank);    /* everything before the hole is in */
+        }
         break;
     case FS_SEQ_EARLY:
         stored = msg->is_stored ? msg : fs_msg_store(engine, msg, rx);
         if (stored == NULL) {
-            FS_ERROR("cid %u: no memory to reorder a message from rank %d", comm->cid, rank);
-            ++peer->lost;
-            ++comm->lost_total;
+            fs_chan_lose(comm, rank, msg->seq.seq);   /* the hole never fills */
             break;
         }
         fs_seq_park(&peer->rx, &stored->seq);
@@ -237,7 +245,17 @@ static fs_status_t fs_rx_stash_early(fs_engine_t *engine, fs_msg_t *fresh,
     fs_msg_t *stored = fs_msg_store(engine, fresh, rx);
 
     if (stored == NULL) {
-        FS_ERROR("no memory for a message on not-yet-created cid %u", fresh->cid);
+        if (engine->early_lost_count < FS_EARLY_LOST_MAX) {
+            engine->early_lost[engine->early_lost_count].cid = fresh->cid;
+            engine->early_lost[engine->early_lost_count].src = fresh->mq.src;
+            engine->early_lost[engine->early_lost_count].seq = fresh->seq.seq;
+            ++engine->early_lost_count;
+        } else {
+            FS_ERROR("a message for not-yet-created cid %u from rank %d could not be "
+                     "kept, and too many such losses to track: its receives may "
+                     "wait for it", fresh->cid, fresh->mq.src);
+        }
+        ++engine->stats.lost_no_memory;
         return FS_OK;
     }
     fs_list_push_tail(&engine->early, &stored->seq.elem);
@@ -281,25 +299,6 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
 
 /* ---- posted receives ----------------------------------------------------- */
 
-/* A message this receive could have matched was dropped for lack of memory:
- * the receive fails instead of waiting for it (never a silent drop). */
-static int fs_recv_take_lost(fs_comm_t *comm, fs_comm_peer_t *peer)
-{
-    uint32_t r;
-
-    if (peer == NULL) {
-        for (r = 0; (r < comm->size) && (comm->peers[r].lost == 0); ++r) {
-        }
-        peer = &comm->peers[r];
-    }
-    if (peer->lost == 0) {
-        return 0;
-    }
-    --peer->lost;
-    --comm->lost_total;
-    return 1;
-}
-
 /* The failure rules a new receive or probe meets before matching: FS_OK,
  * or the error it must end with at once. */
 fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag)
@@ -332,9 +331,7 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
         }
         peer = &comm->peers[src];
     }
-    if (fs_unlikely(comm->lost_total != 0) && fs_recv_take_lost(comm, peer)) {
-        status = FS_ERR_NO_MEMORY;
-    } else if ((status = fs_recv_precheck(comm, peer, rreq->mq.tag)) != FS_OK) {
+    if ((status = fs_recv_precheck(comm, peer, rreq->mq.tag)) != FS_OK) {
         /* failure rules end it before matching */
     } else if ((found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL,
                                               rreq->mq.tag)) != NULL) {
@@ -343,6 +340,8 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
     } else if ((peer != NULL) && fs_unlikely(!fs_ep_is_usable(peer->ep)) &&
                (peer->ep->state != FS_EP_SUSPECTED)) {
         status = fs_peer_status(peer->ep);
+    } else if ((peer != NULL) && fs_unlikely(peer->broken == FS_CHAN_DEAD)) {
+        status = FS_ERR_NO_MEMORY;      /* its message was lost (fs_chan_lose) */
     } else {
         fs_mq_post(&comm->mq, (peer != NULL) ? &peer->bin : NULL, &rreq->mq);
         return FS_INPROGRESS;

@@ -357,3 +357,51 @@ Test(failure, injected_death_after_n_messages, .signal = SIGTERM)
     send_msg(&s, 1, 0, 1, &v, 1, FS_SEND_STANDARD);   /* the third kills */
     cr_assert_fail("still alive after the third message");
 }
+
+/* ---- resource exhaustion: an error of its channel, never a hang ---------- */
+
+Test(failure, a_message_not_kept_breaks_its_channel_after_what_came_before)
+{
+    uint8_t v[3] = {10, 11, 12}, got0 = 0, got2 = 0, x;
+    treq_t s[3], r0, r2, r1;
+    int i;
+
+    eng[0]->unexpected_limit = 0;        /* max_unexpected_mb 0: nothing may be held */
+    recv_msg(&r0, 0, 1, 1, &got0, 1);
+    recv_msg(&r2, 0, 1, 3, &got2, 1);
+    for (i = 0; i < 3; ++i) {
+        send_msg(&s[i], 1, 0, 1 + i, &v[i], 1, FS_SEND_STANDARD);
+    }
+    eng[0]->tl->reverse_next = 3;        /* the 3rd, then the 2nd, then the 1st */
+    progress_all();
+    cr_expect(r0.done, "the message before the hole is delivered");
+    cr_expect_eq(r0.u.r.super.status, FS_OK);
+    cr_expect_eq(got0, 10);
+    cr_expect(r2.done, "a receive the lost order cannot satisfy does not hang");
+    cr_expect_eq(r2.u.r.super.status, FS_ERR_NO_MEMORY);
+    cr_expect_eq(recv_msg(&r1, 0, 1, 2, &x, 1), FS_ERR_NO_MEMORY,
+                 "a new receive from the broken channel ends at once");
+    cr_expect_eq(recv_msg(&r1, 0, 2, 2, &x, 1), FS_INPROGRESS,
+                 "other senders are untouched");
+    fs_recv_cancel(&r1.u.r);
+}
+
+Test(failure, every_held_message_counts_against_the_budget)
+{
+    static uint8_t big[3 * FAKE_RNDV_THRESH];
+    uint8_t v = 7, x = 0;
+    treq_t s, r, sb;
+
+    eng[0]->unexpected_limit = 0;        /* max_unexpected_mb 0 */
+    /* 8 bytes: inline in the message record, still held */
+    cr_expect_eq(send_msg(&s, 1, 0, 4, &v, 1, FS_SEND_STANDARD), FS_OK);
+    /* a rendezvous: its descriptor is held */
+    cr_expect_eq(send_msg(&sb, 2, 0, 4, big, sizeof(big), FS_SEND_STANDARD), FS_INPROGRESS);
+    progress_all();
+    cr_expect_eq(recv_msg(&r, 0, 1, 4, &x, 1), FS_ERR_NO_MEMORY,
+                 "an inline payload is not free either");
+    cr_expect_eq(recv_msg(&r, 0, 2, 4, big, sizeof(big)), FS_ERR_NO_MEMORY,
+                 "nor a rendezvous descriptor");
+    cr_expect(sb.done, "the dropped rendezvous released its sender");
+    cr_expect_eq(fs_engine_stats(eng[0])->lost_no_memory, 2);
+}
