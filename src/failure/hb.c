@@ -520,8 +520,6 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
     hb->tl_ops->signal(hb->tl);
 }
 
-/* Waits (under hb->lock) until the thread has run its command loop once
- * more, or the deadline. */
 double fs_hb_verdict_bound(fs_hb_t *hb)
 {
     const fs_det_config_t *c = &hb->det_cfg;

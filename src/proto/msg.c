@@ -131,10 +131,8 @@ static fs_msg_t *fs_msg_admit(fs_engine_t *engine, fs_msg_t *msg)
     if (fs_msg_budget_take(engine, fs_msg_cost(msg))) {
         return msg;
     }
-    if ((msg->store == FS_MSG_STORE_POOL) || (msg->store == FS_MSG_STORE_MALLOC)) {
-        msg->desc = NULL;   /* the caller still owns a borrowed descriptor */
-        fs_msg_free_payload(engine, msg);
-    }
+    /* a held descriptor stays the caller's: only our own copy is freed */
+    fs_msg_free_payload(engine, msg);
     fs_mpool_put(&engine->msg_pool, msg);
     return NULL;
 }
@@ -151,11 +149,7 @@ fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
     if ((rx != NULL) && (rx->flags & FS_TL_RX_PERSISTENT)) {
         msg->desc  = rx->desc;
         msg->store = FS_MSG_STORE_TL;
-        if (fs_msg_budget_take(engine, fs_msg_cost(msg))) {
-            return msg;
-        }
-        fs_mpool_put(&engine->msg_pool, msg);   /* the descriptor stays UCX's */
-        return NULL;
+        return fs_msg_admit(engine, msg);
     }
     if (fs_msg_alloc_payload(engine, msg, msg->len) != FS_OK) {
         fs_mpool_put(&engine->msg_pool, msg);

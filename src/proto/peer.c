@@ -257,9 +257,11 @@ void fs_peer_parked_expire(fs_engine_t *engine)
         }
     }
     engine->park_deadline = next_deadline;
-    FS_WARN("%u operation(s) failed without a peer failure to explain it "
-            "within %d ms: reported as local errors", expired,
-            engine->params->cause_wait_ms);
+    if (expired != 0) {
+        FS_WARN("%u operation(s) failed without a peer failure to explain it "
+                "within %d ms: reported as local errors", expired,
+                engine->params->cause_wait_ms);
+    }
 }
 
 static void fs_peer_complete_inflight(fs_engine_t *engine, fs_ep_t *ep,
