@@ -7,6 +7,7 @@
 #   make asan            build into build-asan/ with ASan+UBSan and run unit + MPI tests
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
+#   make bench-detector  the failure detector at up to 100 000 simulated ranks
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
@@ -63,7 +64,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: all deps test unit-test tools-test mpi-test external-test conformance demo install asan bench bench-killtime clean
+.PHONY: all deps test unit-test tools-test mpi-test external-test conformance demo install asan bench bench-killtime bench-detector clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -142,6 +143,8 @@ REPEAT ?= 1
 mpi-test: all
 	@FS_TEST_REPEAT=$${FS_TEST_REPEAT:-$(REPEAT)} bash tests/mpi/run.sh $(BUILD)
 	@bash tests/mpi/exit_status.sh $(BUILD)
+	@bash tests/mpi/hb_foreign.sh $(BUILD)
+	@bash tests/mpi/hb_netns.sh $(BUILD)
 
 external-test: all
 	@bash tests/external/run.sh $(BUILD)
@@ -175,6 +178,11 @@ bench: all
 
 bench-killtime: all
 	@bash bench/killtime.sh $(BUILD)
+
+# the detector at 1000, 10000 and 100000 simulated ranks (about 5 GB, 1 min)
+bench-detector: all
+	@FS_DET_SCALE_N="1000 10000 100000" $(BUILD)/tests/failure/test_detector_scale \
+	    --filter 'det_scale/report' --jobs 1
 
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib/openmpi \

@@ -71,6 +71,15 @@ const fs_param_desc_t fs_param_table[] = {
      "suspicion is final: it is failed everywhere and ends (MPI-FT 17.3). At "
      "least 3 heartbeat periods",
      FS_PARAM_FIELD(hb_timeout_ms)},
+    {"hb_if", FS_PARAM_STRING, "",
+     "Interfaces the failure detector publishes to processes on other hosts: "
+     "comma-separated interface names or a.b.c.d/len subnets. Empty: every "
+     "IPv4 interface that is up and not loopback, the default route's first; "
+     "a sender then prefers a peer address in a subnet it shares, and never "
+     "sends to an address it has itself (a bridge such as docker0 carries the "
+     "same address on every host). Processes in one network stack always use "
+     "loopback",
+     FS_PARAM_FIELD(hb_if)},
 };
 
 const size_t fs_param_count = sizeof(fs_param_table) / sizeof(fs_param_table[0]);

@@ -15,28 +15,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-rank state.  ALIVE is 0 so that state[] doubles as fs_det_bmg's gone[]. */
+/* Rate limits ("at most once per period per peer") for the rare answers:
+ * FAILED to a failed sender, SYNC on a digest mismatch.  A small table, not
+ * an array per rank: only a handful of peers are ever answered at once, and
+ * an evicted entry only allows one answer more. */
+#define FS_DET_RATE_SLOTS 32
+
 enum {
-    FS_DET_ST_ALIVE  = 0,
-    FS_DET_ST_FAILED = 1,
-    FS_DET_ST_LEFT   = 2
+    FS_DET_RATE_REFUSE = 0,
+    FS_DET_RATE_SYNC   = 1
 };
 
+typedef struct fs_det_rate {
+    uint32_t rank;                /* n: free */
+    uint32_t kind;                /* FS_DET_RATE_* */
+    double   last;
+} fs_det_rate_t;
+
+/* Per rank, two bits: failed (the SYNC's first bitmap) and gone (failed or
+ * left; fs_det_bmg's and the ring's view).  Left = gone and not failed. */
 struct fs_det {
     fs_det_config_t cfg;
     fs_det_ops_t    ops;
     void           *arg;
 
-    uint8_t        *state;        /* n entries: FS_DET_ST_* */
-    uint8_t        *bits;         /* failed bitmap: the SYNC payload */
+    uint8_t        *sync;         /* 2 * nbytes: failed bitmap, left bitmap */
+    uint8_t        *bits;         /* = sync: failed */
+    uint8_t        *left_bits;    /* = sync + nbytes: left */
+    uint8_t        *gone;         /* failed | left */
     size_t          nbytes;       /* (n + 7) / 8 */
-    double         *last_refuse;  /* n: last FAILED answer to a failed sender */
-    double         *last_sync;    /* n: last SYNC sent to the rank */
     uint32_t       *nbr;          /* scratch for fs_det_bmg */
     uint32_t        max_nbr;
+    fs_det_rate_t   rate[FS_DET_RATE_SLOTS];
 
     uint32_t        count;        /* failed ranks known */
-    uint64_t        digest;       /* XOR of fs_det_digest_rank over them */
+    uint32_t        nleft;        /* left ranks known */
+    uint64_t        digest;       /* XOR of fs_det_digest_kind over both sets */
 
     uint32_t        observed;     /* n if none */
     uint32_t        observer;     /* n if none */
@@ -77,13 +91,28 @@ static int fs_det_contains(const uint32_t *set, uint32_t len, uint32_t r)
     return 0;
 }
 
+static int fs_det_bit(const uint8_t *bits, uint32_t r)
+{
+    return (bits[r >> 3] >> (r & 7)) & 1;
+}
+
+static void fs_det_bit_set(uint8_t *bits, uint32_t r)
+{
+    bits[r >> 3] |= (uint8_t)(1u << (r & 7));
+}
+
+static void fs_det_bit_clear(uint8_t *bits, uint32_t r)
+{
+    bits[r >> 3] &= (uint8_t)~(1u << (r & 7));
+}
+
 /* Nearest live process from me in direction dir (me excluded), or n. */
 static uint32_t fs_det_walk(uint32_t n, uint32_t me, const uint8_t *gone, int dir)
 {
     uint32_t r = fs_det_step(n, me, dir);
 
     while (r != me) {
-        if ((gone == NULL) || !gone[r]) {
+        if ((gone == NULL) || !fs_det_bit(gone, r)) {
             return r;
         }
         r = fs_det_step(n, r, dir);
@@ -91,15 +120,21 @@ static uint32_t fs_det_walk(uint32_t n, uint32_t me, const uint8_t *gone, int di
     return n;
 }
 
-uint64_t fs_det_digest_rank(uint32_t rank)
+/* splitmix64 with state (kind, rank) + 1: every rank gets a well-mixed,
+ * nonzero-looking word per set, so XORs of small sets rarely collide and a
+ * rank failed here but left there never cancels out */
+static uint64_t fs_det_digest_kind(uint32_t rank, uint32_t kind)
 {
-    /* splitmix64 with state rank + 1: every rank gets a well-mixed,
-     * nonzero-looking word, so XORs of small sets rarely collide */
-    uint64_t z = (uint64_t)rank + 1 + 0x9e3779b97f4a7c15ull;
+    uint64_t z = (((uint64_t)kind << 32) | rank) + 1 + 0x9e3779b97f4a7c15ull;
 
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+uint64_t fs_det_digest_rank(uint32_t rank)
+{
+    return fs_det_digest_kind(rank, 0);
 }
 
 uint32_t fs_det_bmg(uint32_t n, uint32_t me, const uint8_t *gone, uint32_t *out,
@@ -115,7 +150,7 @@ uint32_t fs_det_bmg(uint32_t n, uint32_t me, const uint8_t *gone, uint32_t *out,
                                      ((uint64_t)me + n - step) % n;
             uint32_t r = (uint32_t)t;
 
-            if ((gone != NULL) && gone[r]) {
+            if ((gone != NULL) && fs_det_bit(gone, r)) {
                 /* only the ring edges are repaired: they carry anti-entropy */
                 r = (step == 1) ? fs_det_walk(n, me, gone, dir) : n;
             }
@@ -140,11 +175,14 @@ static void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subje
     fs_det_msg_t msg;
 
     memset(&msg, 0, sizeof(msg));
+    msg.magic   = FS_DET_MAGIC;
+    msg.version = FS_DET_VERSION;
     msg.type    = type;
     msg.sender  = det->cfg.me;
     msg.subject = subject;
-    msg.count   = det->count;
+    msg.count   = det->count + det->nleft;
     msg.digest  = det->digest;
+    msg.job     = det->cfg.job;
     switch (type) {
     case FS_DET_BEAT:
         ++det->stats.beats_sent;
@@ -153,8 +191,8 @@ static void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subje
         ++det->stats.failed_sent;
         break;
     case FS_DET_SYNC:
-        data = det->bits;
-        len  = det->nbytes;
+        data = det->sync;
+        len  = 2 * det->nbytes;
         ++det->stats.syncs_sent;
         break;
     default:
@@ -163,19 +201,37 @@ static void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subje
     det->ops.send(det->arg, to, &msg, data, len);
 }
 
-/* At most once per period per peer: *last is that peer's last time. */
-static int fs_det_rate_ok(const fs_det_t *det, double *last, double now)
+/* At most once per period per (peer, kind); a peer not in the table takes
+ * the least recently used slot. */
+static int fs_det_rate_ok(fs_det_t *det, uint32_t kind, uint32_t rank, double now)
 {
-    if (now - *last < det->cfg.period) {
+    fs_det_rate_t *slot = &det->rate[0];
+    unsigned i;
+
+    for (i = 0; i < FS_DET_RATE_SLOTS; ++i) {
+        fs_det_rate_t *r = &det->rate[i];
+
+        if ((r->rank == rank) && (r->kind == kind)) {
+            slot = r;
+            break;
+        }
+        if (r->last < slot->last) {
+            slot = r;
+        }
+    }
+    if ((slot->rank == rank) && (slot->kind == kind) &&
+        (now - slot->last < det->cfg.period)) {
         return 0;
     }
-    *last = now;
+    slot->rank = rank;
+    slot->kind = kind;
+    slot->last = now;
     return 1;
 }
 
 static void fs_det_sync_to(fs_det_t *det, uint32_t to, double now)
 {
-    if (fs_det_rate_ok(det, &det->last_sync[to], now)) {
+    if (fs_det_rate_ok(det, FS_DET_RATE_SYNC, to, now)) {
         fs_det_send(det, to, FS_DET_SYNC, det->cfg.me);
     }
 }
@@ -200,13 +256,13 @@ static void fs_det_ring_repair(fs_det_t *det, uint32_t rank, double now)
     const fs_det_config_t *c = &det->cfg;
 
     if (rank == det->observed) {
-        fs_det_watch(det, fs_det_walk(c->n, c->me, det->state, -1), now);
+        fs_det_watch(det, fs_det_walk(c->n, c->me, det->gone, -1), now);
     }
     if (rank == det->observer) {
         /* beats go there, on the usual schedule; its own OBSERVE will
          * confirm it.  Once n (nobody left), only an OBSERVE changes it,
          * and that beats at once */
-        det->observer = fs_det_walk(c->n, c->me, det->state, +1);
+        det->observer = fs_det_walk(c->n, c->me, det->gone, +1);
     }
 }
 
@@ -219,15 +275,15 @@ static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
     uint32_t i, k;
 
     /* leaving is not failing; and a failure is learned once */
-    if ((rank == det->cfg.me) || (det->state[rank] != FS_DET_ST_ALIVE)) {
+    if ((rank == det->cfg.me) || fs_det_bit(det->gone, rank)) {
         return;
     }
-    det->state[rank]      = FS_DET_ST_FAILED;
-    det->bits[rank >> 3] |= (uint8_t)(1u << (rank & 7));
-    det->count           += 1;
-    det->digest          ^= fs_det_digest_rank(rank);
+    fs_det_bit_set(det->gone, rank);
+    fs_det_bit_set(det->bits, rank);
+    det->count  += 1;
+    det->digest ^= fs_det_digest_kind(rank, 0);
 
-    k = fs_det_bmg(det->cfg.n, det->cfg.me, det->state, det->nbr, det->max_nbr);
+    k = fs_det_bmg(det->cfg.n, det->cfg.me, det->gone, det->nbr, det->max_nbr);
     for (i = 0; i < k; ++i) {
         if (det->nbr[i] != from) {
             fs_det_send(det, det->nbr[i], FS_DET_FAILED, rank);
@@ -242,14 +298,20 @@ static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
 
 /* ---- receiving ------------------------------------------------------------------ */
 
-static int fs_det_rx_valid(const fs_det_t *det, const fs_det_msg_t *msg,
+/* Ours: magic, version and job; foreign messages are counted apart from
+ * malformed ones, so that a stray job on a reused port shows up. */
+static int fs_det_rx_valid(fs_det_t *det, const fs_det_msg_t *msg,
                            const void *data, size_t len)
 {
     uint32_t n = det->cfg.n;
 
-    if ((msg == NULL) || (msg->sender >= n) || (msg->sender == det->cfg.me) ||
-        (msg->subject >= n)) {
+    if ((msg->magic != FS_DET_MAGIC) || (msg->version != FS_DET_VERSION) ||
+        (msg->job != det->cfg.job)) {
+        ++det->stats.foreign;
         return 0;
+    }
+    if ((msg->sender >= n) || (msg->sender == det->cfg.me) || (msg->subject >= n)) {
+        goto malformed;
     }
     switch (msg->type) {
     case FS_DET_BEAT:
@@ -257,12 +319,22 @@ static int fs_det_rx_valid(const fs_det_t *det, const fs_det_msg_t *msg,
     case FS_DET_FAILED:
         return 1;
     case FS_DET_LEAVE:
-        return msg->subject != det->cfg.me;
+        if (msg->subject != det->cfg.me) {
+            return 1;
+        }
+        goto malformed;
     case FS_DET_SYNC:
-        return (data != NULL) && (len == det->nbytes);
+        if ((data != NULL) && (len == 2 * det->nbytes)) {
+            return 1;
+        }
+        goto malformed;
     default:
-        return 0;
+        goto malformed;
     }
+
+malformed:
+    ++det->stats.malformed;
+    return 0;
 }
 
 static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
@@ -278,7 +350,7 @@ static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
         det->last_beat_at = now;
         det->obs_deadline = now + det->cfg.timeout;
     }
-    if ((msg->count != det->count) || (msg->digest != det->digest)) {
+    if ((msg->count != det->count + det->nleft) || (msg->digest != det->digest)) {
         fs_det_sync_to(det, from, now);
     }
 }
@@ -289,7 +361,7 @@ static void fs_det_rx_observe(fs_det_t *det, uint32_t from, double now)
     uint32_t cur             = det->observer;
 
     /* observers only move away: a nearer request than a live observer is stale */
-    if ((cur < c->n) && (det->state[cur] == FS_DET_ST_ALIVE) &&
+    if ((cur < c->n) && !fs_det_bit(det->gone, cur) &&
         (fs_det_dist(c->n, c->me, from) < fs_det_dist(c->n, c->me, cur))) {
         return;
     }
@@ -303,7 +375,7 @@ static void fs_det_flood_leave(fs_det_t *det, uint32_t subject, uint32_t from)
 {
     uint32_t i, k;
 
-    k = fs_det_bmg(det->cfg.n, det->cfg.me, det->state, det->nbr, det->max_nbr);
+    k = fs_det_bmg(det->cfg.n, det->cfg.me, det->gone, det->nbr, det->max_nbr);
     for (i = 0; i < k; ++i) {
         if ((det->nbr[i] != from) && (det->nbr[i] != subject)) {
             fs_det_send(det, det->nbr[i], FS_DET_LEAVE, subject);
@@ -311,29 +383,36 @@ static void fs_det_flood_leave(fs_det_t *det, uint32_t subject, uint32_t from)
     }
 }
 
-/* subject finalized (told by itself or forwarded): everyone must know, or a
- * ring repaired across it later would wait for its beats and suspect it. */
-static void fs_det_rx_leave(fs_det_t *det, uint32_t subject, uint32_t from,
-                            double now)
+/* subject finalized (told by itself, forwarded, or in a SYNC): everyone must
+ * know, or a ring repaired across it later would wait for its beats and
+ * suspect it.  Left wins over failed (see detector.h). */
+static void fs_det_learn_left(fs_det_t *det, uint32_t subject, uint32_t from,
+                              double now)
 {
-    if (det->state[subject] != FS_DET_ST_ALIVE) {
-        return;                         /* known already; failed stays failed */
+    if ((subject == det->cfg.me) || fs_det_bit(det->left_bits, subject)) {
+        return;
     }
-    det->state[subject] = FS_DET_ST_LEFT;  /* gone for the ring, not in the digest */
+    fs_det_bit_set(det->left_bits, subject);
+    det->nleft  += 1;
+    det->digest ^= fs_det_digest_kind(subject, 1);
+    if (fs_det_bit(det->bits, subject)) {
+        /* already gone for the ring; only the sets change */
+        fs_det_bit_clear(det->bits, subject);
+        det->count  -= 1;
+        det->digest ^= fs_det_digest_kind(subject, 0);
+        return;
+    }
+    fs_det_bit_set(det->gone, subject);
     fs_det_flood_leave(det, subject, from);
     fs_det_ring_repair(det, subject, now);
-}
-
-static int fs_det_bit(const uint8_t *bits, uint32_t r)
-{
-    return (bits[r >> 3] >> (r & 7)) & 1;
 }
 
 static void fs_det_rx_sync(fs_det_t *det, uint32_t from, const uint8_t *theirs,
                            double now)
 {
     const fs_det_config_t *c = &det->cfg;
-    int lacks                = 0;
+    const uint8_t *their_left = theirs + det->nbytes;
+    int lacks                 = 0;
     uint32_t r;
     size_t i;
 
@@ -342,6 +421,12 @@ static void fs_det_rx_sync(fs_det_t *det, uint32_t from, const uint8_t *theirs,
         det->ops.excluded(det->arg, from);
         return;
     }
+    /* left first: a rank in both is left */
+    for (r = 0; r < c->n; ++r) {
+        if ((their_left[r >> 3] != 0) && fs_det_bit(their_left, r)) {
+            fs_det_learn_left(det, r, from, now);
+        }
+    }
     for (r = 0; r < c->n; ++r) {
         if ((theirs[r >> 3] != 0) && fs_det_bit(theirs, r)) {
             fs_det_learn(det, r, FS_DET_CAUSE_MESSAGE, from, now);
@@ -349,7 +434,8 @@ static void fs_det_rx_sync(fs_det_t *det, uint32_t from, const uint8_t *theirs,
     }
     /* padding bits of mine are always 0, so bytes compare directly */
     for (i = 0; i < det->nbytes; ++i) {
-        lacks |= (det->bits[i] & (uint8_t)~theirs[i]) != 0;
+        lacks |= (det->bits[i] & (uint8_t)~(theirs[i] | their_left[i])) != 0;
+        lacks |= (det->left_bits[i] & (uint8_t)~their_left[i]) != 0;
     }
     if (lacks) {
         fs_det_sync_to(det, from, now);
@@ -361,19 +447,19 @@ void fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
 {
     uint32_t from;
 
-    if (det->left || !fs_det_rx_valid(det, msg, data, len)) {
+    if (det->left || (msg == NULL) || !fs_det_rx_valid(det, msg, data, len)) {
         return;
     }
     from = msg->sender;
-    if (det->state[from] == FS_DET_ST_FAILED) {
+    if (fs_det_bit(det->bits, from)) {
         /* an excluded process must not act; tell it, without echoing a storm */
         ++det->stats.refused;
-        if (fs_det_rate_ok(det, &det->last_refuse[from], now)) {
+        if (fs_det_rate_ok(det, FS_DET_RATE_REFUSE, from, now)) {
             fs_det_send(det, from, FS_DET_FAILED, from);
         }
         return;
     }
-    if (det->state[from] == FS_DET_ST_LEFT) {
+    if (fs_det_bit(det->left_bits, from)) {
         return;  /* sends nothing after LEAVE; a late copy changes nothing */
     }
     switch (msg->type) {
@@ -391,7 +477,7 @@ void fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
         }
         break;
     case FS_DET_LEAVE:
-        fs_det_rx_leave(det, msg->subject, from, now);
+        fs_det_learn_left(det, msg->subject, from, now);
         break;
     case FS_DET_SYNC:
         fs_det_rx_sync(det, from, data, now);
@@ -493,7 +579,22 @@ void fs_det_leave(fs_det_t *det, double now)
 
 int fs_det_is_failed(const fs_det_t *det, uint32_t rank)
 {
-    return (rank < det->cfg.n) && (det->state[rank] == FS_DET_ST_FAILED);
+    return (rank < det->cfg.n) && fs_det_bit(det->bits, rank);
+}
+
+int fs_det_is_left(const fs_det_t *det, uint32_t rank)
+{
+    return (rank < det->cfg.n) && fs_det_bit(det->left_bits, rank);
+}
+
+size_t fs_det_memory(const fs_det_t *det)
+{
+    return sizeof(*det) + 3 * det->nbytes + (det->max_nbr + 1) * sizeof(*det->nbr);
+}
+
+size_t fs_det_sync_len(uint32_t n)
+{
+    return 2 * (((size_t)n + 7) / 8);
 }
 
 uint32_t fs_det_failed_count(const fs_det_t *det)
@@ -530,11 +631,11 @@ static int fs_det_config_ok(const fs_det_config_t *c, const fs_det_ops_t *ops)
 static void fs_det_init_state(fs_det_t *det)
 {
     const fs_det_config_t *c = &det->cfg;
-    uint32_t r;
+    unsigned i;
 
-    for (r = 0; r < c->n; ++r) {
-        det->last_refuse[r] = -HUGE_VAL;
-        det->last_sync[r]   = -HUGE_VAL;
+    for (i = 0; i < FS_DET_RATE_SLOTS; ++i) {
+        det->rate[i].rank = c->n;
+        det->rate[i].last = -HUGE_VAL;
     }
     /* the ring is known before start, so rx and report may come first */
     det->observed     = fs_det_walk(c->n, c->me, NULL, -1);
@@ -563,22 +664,14 @@ fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops
     for (step = 1; step < config->n; step <<= 1) {
         det->max_nbr += 2;
     }
-    det->state = calloc(config->n, sizeof(*det->state));
-    if (det->state == NULL) {
+    /* one block: failed, left (together: the SYNC payload), gone */
+    det->sync = calloc(3, det->nbytes);
+    if (det->sync == NULL) {
         goto err_free_det;
     }
-    det->bits = calloc(det->nbytes, 1);
-    if (det->bits == NULL) {
-        goto err_free_state;
-    }
-    det->last_refuse = malloc(config->n * sizeof(*det->last_refuse));
-    if (det->last_refuse == NULL) {
-        goto err_free_bits;
-    }
-    det->last_sync = malloc(config->n * sizeof(*det->last_sync));
-    if (det->last_sync == NULL) {
-        goto err_free_refuse;
-    }
+    det->bits      = det->sync;
+    det->left_bits = det->sync + det->nbytes;
+    det->gone      = det->sync + 2 * det->nbytes;
     det->nbr = calloc(det->max_nbr + 1, sizeof(*det->nbr));
     if (det->nbr == NULL) {
         goto err_free_sync;
@@ -588,13 +681,7 @@ fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops
     return FS_OK;
 
 err_free_sync:
-    free(det->last_sync);
-err_free_refuse:
-    free(det->last_refuse);
-err_free_bits:
-    free(det->bits);
-err_free_state:
-    free(det->state);
+    free(det->sync);
 err_free_det:
     free(det);
 err:
@@ -607,9 +694,6 @@ void fs_det_destroy(fs_det_t *det)
         return;
     }
     free(det->nbr);
-    free(det->last_sync);
-    free(det->last_refuse);
-    free(det->bits);
-    free(det->state);
+    free(det->sync);
     free(det);
 }

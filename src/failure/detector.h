@@ -23,9 +23,22 @@
  * bitmap (SYNC), and whoever learns something from a SYNC floods it again
  * and answers with its own bitmap if the sender lacked something.
  *
- * Leaving is not failing: a process that finalizes sends LEAVE to its
- * observer and observed; they treat it as gone (the ring skips it) but
- * never report it as failed.
+ * Leaving is not failing: a process that finalizes floods LEAVE over its
+ * binomial graph; everyone treats it as gone (the ring skips it) but never
+ * reports it as failed.  The departed set is part of the anti-entropy
+ * (count, digest and SYNC cover failed and left ranks), so a LEAVE lost on
+ * every path is repaired within a period, before the ring edge it crossed
+ * times out.  Left wins: a process learning that a rank it holds as failed
+ * had left (SYNC or a forwarded LEAVE) moves it to the left set, so views
+ * converge; what its host was told stays told.
+ *
+ * Identity: every message carries a magic, the protocol version and the
+ * job's identity (fs_det_config_t.job); a message without all three
+ * matching is foreign (another job's stale detector on a reused port, or
+ * junk) and is dropped and counted before anything reads it.
+ *
+ * Memory is O(n) bits: two bitmaps (failed, gone), O(log n) neighbour
+ * scratch and a fixed table for rate limits (fs_det_memory).
  *
  * Exclusion: messages from a process known failed are dropped and answered
  * (at most once per period) with FAILED naming it; a process that receives
@@ -39,21 +52,27 @@
 #include <stdint.h>
 
 typedef enum fs_det_msg_type {
-    FS_DET_BEAT    = 1,  /* alive; count/digest of the sender's failed set */
+    FS_DET_BEAT    = 1,  /* alive; count/digest of the sender's gone set */
     FS_DET_OBSERVE = 2,  /* "I observe you now: send me your beats" */
     FS_DET_FAILED  = 3,  /* subject has failed */
-    FS_DET_LEAVE   = 4,  /* the sender finalizes normally (subject = sender) */
-    FS_DET_SYNC    = 5   /* data: the sender's failed bitmap, (n + 7) / 8 bytes */
+    FS_DET_LEAVE   = 4,  /* subject finalized normally (sent by it, forwarded) */
+    FS_DET_SYNC    = 5   /* data: the sender's failed bitmap, then its left
+                            bitmap, fs_det_sync_len(n) bytes */
 } fs_det_msg_type_t;
 
-/* Wire header (24 bytes, host byte order: one machine family per job). */
+#define FS_DET_MAGIC   0x5346u   /* "FS" in the first two bytes, little-endian */
+#define FS_DET_VERSION 2u
+
+/* Wire header (32 bytes, host byte order: one machine family per job). */
 typedef struct fs_det_msg {
+    uint16_t magic;      /* FS_DET_MAGIC */
+    uint8_t  version;    /* FS_DET_VERSION */
     uint8_t  type;       /* fs_det_msg_type_t */
-    uint8_t  pad[3];
     uint32_t sender;     /* world rank */
-    uint32_t subject;    /* FAILED: the failed rank; LEAVE: the sender */
-    uint32_t count;      /* BEAT, SYNC: number of failed ranks the sender knows */
-    uint64_t digest;     /* BEAT, SYNC: fs_det_digest of that set */
+    uint32_t subject;    /* FAILED: the failed rank; LEAVE: who left */
+    uint32_t count;      /* BEAT, SYNC: failed + left ranks the sender knows */
+    uint64_t digest;     /* BEAT, SYNC: digest of those two sets */
+    uint64_t job;        /* the job's identity (fs_det_config_t.job) */
 } fs_det_msg_t;
 
 typedef enum fs_det_cause {
@@ -79,6 +98,7 @@ typedef struct fs_det_config {
     double   period;     /* seconds between beats */
     double   timeout;    /* seconds of silence before a suspicion (>= 2 period) */
     double   grace;      /* extra seconds allowed for the first beat (start-up) */
+    uint64_t job;        /* identity every process of the job agrees on */
 } fs_det_config_t;
 
 typedef struct fs_det_stats {
@@ -88,6 +108,8 @@ typedef struct fs_det_stats {
     uint64_t failed_sent;        /* FAILED messages sent (propagation cost) */
     uint64_t syncs_sent;
     uint64_t refused;            /* messages dropped: sender known failed */
+    uint64_t foreign;            /* dropped: magic, version or job not ours */
+    uint64_t malformed;          /* dropped: bad type, rank or length */
     double   max_beat_gap;       /* seconds, largest gap between beats of an observed process */
     double   max_self_late;      /* seconds, largest lateness of fs_det_tick vs its deadline */
 } fs_det_stats_t;
@@ -109,8 +131,9 @@ void        fs_det_start(fs_det_t *det, double now);
  * timeout instead. */
 void        fs_det_tick(fs_det_t *det, double now);
 
-/* A message arrived (data/len: SYNC bitmap, else NULL/0).  Malformed
- * messages (bad type or ranks, short SYNC) are dropped. */
+/* A message arrived (data/len: SYNC bitmaps, else NULL/0).  Foreign
+ * messages (magic, version, job) and malformed ones (bad type or ranks,
+ * wrong SYNC length) are dropped and counted. */
 void        fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
                       size_t len, double now);
 
@@ -126,16 +149,23 @@ void        fs_det_leave(fs_det_t *det, double now);
 double      fs_det_next_deadline(const fs_det_t *det);
 
 int         fs_det_is_failed(const fs_det_t *det, uint32_t rank);
+int         fs_det_is_left(const fs_det_t *det, uint32_t rank);
 uint32_t    fs_det_failed_count(const fs_det_t *det);
 uint32_t    fs_det_observed(const fs_det_t *det);   /* n if none */
 uint32_t    fs_det_observer(const fs_det_t *det);   /* n if none */
 const fs_det_stats_t *fs_det_stats(const fs_det_t *det);
 
+/* Bytes this detector allocated (O(n) bits; for the scale simulator). */
+size_t      fs_det_memory(const fs_det_t *det);
+
+/* Length of a SYNC payload for n processes: two bitmaps. */
+size_t      fs_det_sync_len(uint32_t n);
+
 /* Digest of a failed set: XOR over its ranks of a 64-bit mix of the rank. */
 uint64_t    fs_det_digest_rank(uint32_t rank);
 
-/* Binomial-graph neighbours of me among n with the ranks in gone (gone[r]
- * nonzero: failed or left) skipped: me +- 2^k for 2^k < n, distance 1
+/* Binomial-graph neighbours of me among n with the ranks in gone (a bitmap,
+ * bit r of byte r / 8 set: failed or left; NULL: none) skipped: me +- 2^k for 2^k < n, distance 1
  * repaired to the nearest live process in that direction, duplicates and me
  * removed.  Writes at most max ranks to out; returns how many. */
 uint32_t    fs_det_bmg(uint32_t n, uint32_t me, const uint8_t *gone, uint32_t *out,

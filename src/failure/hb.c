@@ -26,7 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FS_HB_RXQ 256   /* messages queued by one progress call */
+/* Buffers are a fixed number of messages, whatever n: per-process memory
+ * stays O(n) bits (a SYNC is 2 bits per rank).  Best effort: a message that
+ * finds them full is dropped like a lost datagram; beats repeat and
+ * anti-entropy repairs. */
+#define FS_HB_RXQ      256  /* messages queued by one progress call */
+#define FS_HB_RX_DATA  8    /* of which carrying a SYNC payload */
+#define FS_HB_TX       16   /* sends in flight (UDP completes them at once) */
 
 typedef struct fs_hb_rx {
     fs_det_msg_t msg;
@@ -51,6 +57,7 @@ typedef struct fs_hb_peer {
 struct fs_hb {
     const fs_tl_ops_t *tl_ops;
     fs_tl_t           *tl;
+    const char        *if_include;  /* params->hb_if */
     fs_det_config_t    det_cfg;
     pthread_t          thread;
     pthread_mutex_t    lock;
@@ -62,15 +69,15 @@ struct fs_hb {
     double             armed_at;    /* fs_time_now() at fs_hb_arm */
     fs_hb_host_t       host;
     fs_det_stats_t     stats_copy;
-    /* engine reports: any thread */
-    _Atomic uint8_t   *reported;
+    /* engine reports: any thread; a bitmap */
+    _Atomic uint64_t  *reported;
     atomic_uint        reports;
     /* detector thread only */
     fs_det_t          *det;
     fs_hb_peer_t      *peers;
     uint8_t           *addr_buf;
     fs_hb_rx_t         rxq[FS_HB_RXQ];
-    unsigned           rx_count;
+    unsigned           rx_count, rx_data_used;
     uint64_t           rx_dropped;
     fs_hb_tx_t        *tx_slots, *tx_free;
     unsigned           tx_busy;
@@ -106,14 +113,17 @@ static fs_status_t fs_hb_am_recv(void *arg, unsigned am_id, const void *hdr,
         (hb->det == NULL) || (len > hb->sync_len) || (rx->flags & FS_TL_RX_RNDV)) {
         return FS_OK;       /* before arming, or malformed: a later beat repairs it */
     }
-    if (hb->rx_count == FS_HB_RXQ) {
+    if ((hb->rx_count == FS_HB_RXQ) ||
+        ((len != 0) && (hb->rx_data_used == FS_HB_RX_DATA))) {
         ++hb->rx_dropped;
         return FS_OK;
     }
     slot = &hb->rxq[hb->rx_count++];
     memcpy(&slot->msg, hdr, sizeof(slot->msg));
-    slot->len = len;
+    slot->len  = len;
+    slot->data = NULL;
     if (len != 0) {
+        slot->data = hb->rx_data + (size_t)hb->rx_data_used++ * hb->sync_len;
         memcpy(slot->data, data, len);
     }
     return FS_OK;
@@ -219,23 +229,19 @@ static const fs_det_ops_t fs_hb_det_ops = {
  * thread; nothing is allocated after this). */
 static fs_status_t fs_hb_setup(fs_hb_t *hb, double now)
 {
-    uint32_t n = hb->det_cfg.n, i;
-    unsigned ntx = 128 + 2 * n;
+    uint32_t i;
 
-    hb->sync_len = (n + 7) / 8;
-    hb->rx_data  = calloc(FS_HB_RXQ, hb->sync_len);
-    hb->tx_slots = calloc(ntx, sizeof(*hb->tx_slots));
+    hb->sync_len = fs_det_sync_len(hb->det_cfg.n);
+    hb->rx_data  = calloc(FS_HB_RX_DATA, hb->sync_len);
+    hb->tx_slots = calloc(FS_HB_TX, sizeof(*hb->tx_slots));
     if ((hb->rx_data == NULL) || (hb->tx_slots == NULL)) {
         return FS_ERR_NO_MEMORY;
     }
-    hb->tx_slots[0].data = calloc(ntx, hb->sync_len);
+    hb->tx_slots[0].data = calloc(FS_HB_TX, hb->sync_len);
     if (hb->tx_slots[0].data == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    for (i = 0; i < FS_HB_RXQ; ++i) {
-        hb->rxq[i].data = hb->rx_data + (size_t)i * hb->sync_len;
-    }
-    for (i = 0; i < ntx; ++i) {
+    for (i = 0; i < FS_HB_TX; ++i) {
         hb->tx_slots[i].hb   = hb;
         hb->tx_slots[i].data = hb->tx_slots[0].data + (size_t)i * hb->sync_len;
         hb->tx_slots[i].next = hb->tx_free;
@@ -276,16 +282,20 @@ static int fs_hb_commands(fs_hb_t *hb, double now)
 
 static void fs_hb_take_reports(fs_hb_t *hb, double now)
 {
-    uint32_t r;
+    uint32_t w, nwords = (hb->det_cfg.n + 63) / 64;
 
     if ((atomic_load_explicit(&hb->reports, memory_order_acquire) == 0) ||
         (hb->det == NULL)) {
         return;
     }
     atomic_store_explicit(&hb->reports, 0, memory_order_relaxed);
-    for (r = 0; r < hb->det_cfg.n; ++r) {
-        if (atomic_exchange_explicit(&hb->reported[r], 0, memory_order_acq_rel)) {
-            fs_det_report(hb->det, r, now);
+    for (w = 0; w < nwords; ++w) {
+        uint64_t bits = atomic_exchange_explicit(&hb->reported[w], 0,
+                                                 memory_order_acq_rel);
+
+        while (bits != 0) {
+            fs_det_report(hb->det, w * 64 + (uint32_t)__builtin_ctzll(bits), now);
+            bits &= bits - 1;
         }
     }
 }
@@ -296,10 +306,10 @@ static void fs_hb_take_rx(fs_hb_t *hb, double now)
 
     /* messages handled here may queue nothing new: sends do not progress */
     for (i = 0; i < hb->rx_count; ++i) {
-        fs_det_rx(hb->det, &hb->rxq[i].msg, hb->rxq[i].len ? hb->rxq[i].data : NULL,
-                  hb->rxq[i].len, now);
+        fs_det_rx(hb->det, &hb->rxq[i].msg, hb->rxq[i].data, hb->rxq[i].len, now);
     }
-    hb->rx_count = 0;
+    hb->rx_count     = 0;
+    hb->rx_data_used = 0;
 }
 
 /* Sleeps until the transport has something or the detector's deadline. */
@@ -344,6 +354,7 @@ static fs_status_t fs_hb_open(fs_hb_t *hb)
     cfg.role          = FS_TL_ROLE_DETECTOR;
     cfg.estimated_eps = 16;
     cfg.rx_hdr_len    = sizeof(fs_det_msg_t);
+    cfg.if_include    = hb->if_include;
     return hb->tl_ops->init(&cfg, &fs_hb_upcalls, hb, &hb->tl);
 }
 
@@ -423,6 +434,7 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
         return FS_ERR_NO_MEMORY;
     }
     hb->tl_ops          = tl_ops;
+    hb->if_include      = params->hb_if;
     hb->det_cfg.period  = params->hb_period_ms * 1e-3;
     hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
     pthread_mutex_init(&hb->lock, NULL);
@@ -471,7 +483,7 @@ static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
     }
     hb->peers    = calloc(n, sizeof(*hb->peers));
     hb->addr_buf = malloc(total ? total : 1);
-    hb->reported = calloc(n, sizeof(*hb->reported));
+    hb->reported = calloc((n + 63) / 64, sizeof(*hb->reported));
     if ((hb->peers == NULL) || (hb->addr_buf == NULL) || (hb->reported == NULL)) {
         return FS_ERR_NO_MEMORY;
     }
@@ -482,6 +494,26 @@ static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
         off += lens[r];
     }
     return FS_OK;
+}
+
+/* The job's identity, the same in every process without a word exchanged:
+ * a hash of the detector addresses of all ranks (each an IP address and an
+ * ephemeral port), which every process read from the same modex. */
+static uint64_t fs_hb_job_id(uint32_t n, const void *const *addrs, const size_t *lens)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ n;     /* FNV-1a, 64 bits */
+    uint32_t r;
+    size_t i;
+
+    for (r = 0; r < n; ++r) {
+        const uint8_t *a = addrs[r];
+
+        for (i = 0; i < lens[r]; ++i) {
+            h = (h ^ a[i]) * 0x100000001b3ull;
+        }
+        h = (h ^ 0xff) * 0x100000001b3ull;      /* address boundary */
+    }
+    return h;
 }
 
 fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
@@ -500,6 +532,7 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
         hb->host        = *host;
         hb->det_cfg.n   = n;
         hb->det_cfg.me  = me;
+        hb->det_cfg.job = fs_hb_job_id(n, addrs, lens);
         /* start-up: ranks arm at different moments */
         hb->det_cfg.grace = 1.0 + log((double)n + 1.0);
         hb->armed       = 1;
@@ -515,7 +548,8 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
     if ((hb->reported == NULL) || (rank >= hb->det_cfg.n)) {
         return;
     }
-    atomic_store_explicit(&hb->reported[rank], 1, memory_order_release);
+    atomic_fetch_or_explicit(&hb->reported[rank / 64], 1ull << (rank % 64),
+                             memory_order_release);
     atomic_fetch_add_explicit(&hb->reports, 1, memory_order_release);
     hb->tl_ops->signal(hb->tl);
 }
@@ -584,6 +618,18 @@ void fs_hb_stop(fs_hb_t *hb)
     pthread_cond_destroy(&hb->cond);
     pthread_mutex_destroy(&hb->lock);
     free(hb);
+}
+
+void fs_hb_memory(uint32_t n, size_t addr_len, size_t *state_p, size_t *addrs_p)
+{
+    size_t sync_len = fs_det_sync_len(n);
+
+    /* what fs_hb_start, fs_hb_setup and fs_hb_copy_peers allocate, and the
+     * detector's own (sizeof(fs_hb_t) holds the receive queue) */
+    *state_p = sizeof(fs_hb_t) + FS_HB_RX_DATA * sync_len +
+               FS_HB_TX * (sizeof(fs_hb_tx_t) + sync_len) +
+               (n + 63) / 64 * sizeof(uint64_t);
+    *addrs_p = (size_t)n * (sizeof(fs_hb_peer_t) + addr_len);
 }
 
 void fs_hb_stats(fs_hb_t *hb, fs_det_stats_t *stats_p)

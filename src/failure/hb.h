@@ -59,6 +59,12 @@ void        fs_hb_leave(fs_hb_t *hb, double timeout);
 /* Ends the thread and frees everything. */
 void        fs_hb_stop(fs_hb_t *hb);
 
+/* Bytes a detector thread for n processes allocates besides fs_det_memory:
+ * *state_p its buffers and flags (O(n) bits), *addrs_p its copy of the n
+ * detector addresses of addr_len bytes (the modex data it sends to). */
+void        fs_hb_memory(uint32_t n, size_t addr_len, size_t *state_p,
+                         size_t *addrs_p);
+
 /* A copy of the detector's counters (zeros before fs_hb_arm). */
 void        fs_hb_stats(fs_hb_t *hb, fs_det_stats_t *stats_p);
 

@@ -192,6 +192,8 @@ static const fs_mpix_counter_t fs_mpix_hb_counters[] = {
     FS_MPIX_HB_COUNTER(failed_sent),
     FS_MPIX_HB_COUNTER(syncs_sent),
     FS_MPIX_HB_COUNTER(refused),
+    FS_MPIX_HB_COUNTER(foreign),
+    FS_MPIX_HB_COUNTER(malformed),
 };
 
 /* The failure detector's counters ("hb_<name>"); 0 when it is off. */

@@ -133,13 +133,59 @@ void fs_engine_destroy(fs_engine_t *engine)
     }
     fs_msg_pools_cleanup(engine);
     free(engine->comms);
+    free(engine->addr);
     pthread_mutex_destroy(&engine->lock);
     free(engine);
 }
 
 fs_status_t fs_engine_address(fs_engine_t *engine, const void **addr_p, size_t *len_p)
 {
-    return engine->tl_ops->address(engine->tl, addr_p, len_p);
+    fs_hdr_addr_t pre = {FS_WIRE_MAGIC, FS_WIRE_VERSION, 0};
+    const void *tl_addr;
+    size_t tl_len;
+    fs_status_t status;
+
+    if (engine->addr == NULL) {
+        status = engine->tl_ops->address(engine->tl, &tl_addr, &tl_len);
+        if (status != FS_OK) {
+            return status;
+        }
+        engine->addr = malloc(sizeof(pre) + tl_len);
+        if (engine->addr == NULL) {
+            return FS_ERR_NO_MEMORY;
+        }
+        memcpy(engine->addr, &pre, sizeof(pre));
+        memcpy(engine->addr + sizeof(pre), tl_addr, tl_len);
+        engine->addr_len = sizeof(pre) + tl_len;
+    }
+    *addr_p = engine->addr;
+    *len_p  = engine->addr_len;
+    return FS_OK;
+}
+
+/* The peer's address preamble: ours, or a clear refusal. */
+static fs_status_t fs_engine_addr_check(uint64_t id, const void *addr, size_t addr_len)
+{
+    fs_hdr_addr_t pre;
+
+    if (addr_len < sizeof(pre)) {
+        FS_ERROR("process %#llx: its failstop address is %zu bytes, too short",
+                 (unsigned long long)id, addr_len);
+        return FS_ERR_PROTO;
+    }
+    memcpy(&pre, addr, sizeof(pre));
+    if (pre.magic != FS_WIRE_MAGIC) {
+        FS_ERROR("process %#llx: its address is not a failstop address",
+                 (unsigned long long)id);
+        return FS_ERR_PROTO;
+    }
+    if (pre.version != FS_WIRE_VERSION) {
+        FS_ERROR("process %#llx speaks failstop wire protocol %u, this process "
+                 "%u: every process of a job must load the same failstop",
+                 (unsigned long long)id, pre.version, FS_WIRE_VERSION);
+        return FS_ERR_UNSUPPORTED;
+    }
+    return FS_OK;
 }
 
 unsigned fs_engine_progress(fs_engine_t *engine)
@@ -237,14 +283,20 @@ const fs_stats_t *fs_engine_stats(const fs_engine_t *engine)
 fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,
                                 const void *addr, size_t addr_len, fs_ep_t **ep_p)
 {
-    fs_ep_t *ep = malloc(sizeof(*ep));
-    fs_status_t status;
+    fs_status_t status = fs_engine_addr_check(id, addr, addr_len);
+    fs_ep_t *ep;
 
+    if (status != FS_OK) {
+        return status;
+    }
+    ep = malloc(sizeof(*ep));
     if (ep == NULL) {
         return FS_ERR_NO_MEMORY;
     }
     fs_ep_init(ep, id, host, 0);
-    status = engine->tl_ops->ep_create(engine->tl, addr, addr_len, ep, &ep->tl_ep);
+    status = engine->tl_ops->ep_create(engine->tl,
+                                       (const uint8_t *)addr + sizeof(fs_hdr_addr_t),
+                                       addr_len - sizeof(fs_hdr_addr_t), ep, &ep->tl_ep);
     if (status != FS_OK) {
         free(ep);
         return status;

@@ -104,6 +104,8 @@ struct fs_engine {
     const fs_tl_ops_t     *tl_ops;
     fs_tl_t               *tl;
     uint64_t               my_id;
+    uint8_t               *addr;        /* fs_hdr_addr_t + the transport's */
+    size_t                 addr_len;
     int                    multi_thread;
     int                    in_progress;
     pthread_mutex_t        lock;

@@ -45,6 +45,22 @@ enum {
 
 #define FS_CTRL_F_RECEIVING  0x1u
 
+/* The engine's address for the modex: this preamble, then the transport's
+ * own.  The wire version is checked once per peer, when its endpoint is
+ * created: a peer of another failstop version is refused with a message
+ * saying so, and no per-message header pays for a version field.  (Foreign
+ * jobs cannot reach the active-message handler at all: the transport only
+ * delivers over endpoints opened to addresses from this job's modex, and a
+ * UCX worker address is unique to its process.) */
+#define FS_WIRE_MAGIC   0x50545346u  /* "FSTP" */
+#define FS_WIRE_VERSION 2u
+
+typedef struct fs_hdr_addr {
+    uint32_t  magic;    /* FS_WIRE_MAGIC */
+    uint16_t  version;  /* FS_WIRE_VERSION */
+    uint16_t  pad;
+} fs_hdr_addr_t;
+
 _Static_assert(sizeof(fs_hdr_match_t) == 16, "match header is 16 bytes");
 _Static_assert(sizeof(fs_hdr_ctrl_t) == 24, "control header is 24 bytes");
 

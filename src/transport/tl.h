@@ -81,6 +81,7 @@ typedef struct fs_tl_config {
     size_t                cma_seg_size;
     size_t                estimated_eps;
     size_t                rx_hdr_len;     /* detector role */
+    const char           *if_include;     /* detector role: pml_failstop_hb_if */
 } fs_tl_config_t;
 
 typedef struct fs_tl_ops {

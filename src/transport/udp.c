@@ -7,11 +7,12 @@
  * processes fail, runs into.  Datagrams have no setup and no teardown; a
  * lost one is repaired by the protocol (beats repeat, anti-entropy syncs).
  *
- * One socket per process, bound to all interfaces; the address published is
- * the host's first IPv4 address (127.0.0.1 if it has none) and the port.
- * signal() wakes a sleeping poll() by sending an empty datagram to itself. */
+ * One socket per process, bound to all interfaces; which of its addresses
+ * it publishes and which of a peer's it sends to: udp.h.  signal() wakes a
+ * sleeping poll() by sending an empty datagram to itself. */
 #define _GNU_SOURCE
 #include "transport/tl.h"
+#include "transport/udp.h"
 #include "common/fs_log.h"
 
 #include <arpa/inet.h>
@@ -21,17 +22,13 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FS_UDP_MAX 65507    /* largest UDP payload */
-
-typedef struct fs_udp_addr {
-    uint32_t ip;            /* network byte order */
-    uint16_t port;          /* network byte order */
-    uint16_t pad;
-} fs_udp_addr_t;
 
 struct fs_tl {
     int              fd;
@@ -46,24 +43,245 @@ struct fs_tl_ep {
     struct sockaddr_in to;
 };
 
-/* The first IPv4 address of an interface that is up and not loopback. */
-static uint32_t fs_udp_host_ip(void)
-{
-    struct ifaddrs *list, *ifa;
-    uint32_t ip = htonl(INADDR_LOOPBACK);
+/* ---- addresses (pure: unit-tested) ----------------------------------------- */
 
-    if (getifaddrs(&list) != 0) {
-        return ip;
+static unsigned fs_udp_prefix_len(uint32_t mask_n)
+{
+    return (unsigned)__builtin_popcount(mask_n);
+}
+
+static uint32_t fs_udp_mask(unsigned prefix)
+{
+    return (prefix == 0) ? 0 : htonl(~0u << (32 - prefix));
+}
+
+/* Does one item of include ("eth0" or "10.1.0.0/16") name ifa? -1: bad item. */
+static int fs_udp_item_matches(const char *item, size_t len, const struct ifaddrs *ifa)
+{
+    uint32_t ip = ((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr;
+    char buf[64];
+    char *slash;
+    struct in_addr net;
+    long prefix;
+
+    if ((len == 0) || (len >= sizeof(buf))) {
+        return -1;
     }
-    for (ifa = list; ifa != NULL; ifa = ifa->ifa_next) {
-        if ((ifa->ifa_addr != NULL) && (ifa->ifa_addr->sa_family == AF_INET) &&
-            (ifa->ifa_flags & IFF_UP) && !(ifa->ifa_flags & IFF_LOOPBACK)) {
-            ip = ((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr;
+    memcpy(buf, item, len);
+    buf[len] = '\0';
+    slash = strchr(buf, '/');
+    if (slash == NULL) {
+        return strcmp(buf, ifa->ifa_name) == 0;
+    }
+    *slash = '\0';
+    prefix = strtol(slash + 1, NULL, 10);
+    if ((inet_pton(AF_INET, buf, &net) != 1) || (prefix < 0) || (prefix > 32)) {
+        return -1;
+    }
+    return ((ip ^ net.s_addr) & fs_udp_mask((unsigned)prefix)) == 0;
+}
+
+/* 1: include names ifa; 0: not; -1: include does not parse. */
+static int fs_udp_included(const char *include, const struct ifaddrs *ifa)
+{
+    const char *p = include;
+
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        int m      = fs_udp_item_matches(p, len, ifa);
+
+        if (m != 0) {
+            return m;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static void fs_udp_add(fs_udp_addr_t *addr, const struct ifaddrs *ifa)
+{
+    uint32_t ip = ((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr;
+    unsigned i;
+
+    for (i = 0; i < addr->count; ++i) {
+        if (addr->ip[i] == ip) {
+            return;
+        }
+    }
+    if (addr->count < FS_UDP_MAX_IPS) {
+        addr->ip[addr->count]     = ip;
+        addr->prefix[addr->count] = (ifa->ifa_netmask != NULL) ?
+            (uint8_t)fs_udp_prefix_len(
+                ((const struct sockaddr_in *)ifa->ifa_netmask)->sin_addr.s_addr) : 32;
+        ++addr->count;
+    }
+}
+
+static int fs_udp_usable(const struct ifaddrs *ifa)
+{
+    return (ifa->ifa_addr != NULL) && (ifa->ifa_addr->sa_family == AF_INET) &&
+           (ifa->ifa_flags & IFF_UP);
+}
+
+fs_status_t fs_udp_collect(const struct ifaddrs *list, const char *include,
+                           const char *first_if, fs_udp_addr_t *addr)
+{
+    int explicit = (include != NULL) && (include[0] != '\0');
+    const struct ifaddrs *ifa;
+    int pass, m;
+
+    addr->count = 0;
+    /* pass 0: first_if (the default route's); pass 1: the others */
+    for (pass = 0; pass < 2; ++pass) {
+        for (ifa = list; ifa != NULL; ifa = ifa->ifa_next) {
+            int first = (first_if != NULL) && !strcmp(ifa->ifa_name, first_if);
+
+            if (!fs_udp_usable(ifa) || (first != (pass == 0))) {
+                continue;
+            }
+            if (explicit) {
+                m = fs_udp_included(include, ifa);
+                if (m < 0) {
+                    FS_ERROR("pml_failstop_hb_if=\"%s\": not a list of interface "
+                             "names and a.b.c.d/len subnets", include);
+                    return FS_ERR_INVALID;
+                }
+                if (m == 0) {
+                    continue;
+                }
+            } else if (ifa->ifa_flags & IFF_LOOPBACK) {
+                continue;
+            }
+            fs_udp_add(addr, ifa);
+        }
+    }
+    if (addr->count == 0) {
+        if (explicit) {
+            FS_ERROR("pml_failstop_hb_if=\"%s\" names no IPv4 interface that is up",
+                     include);
+            return FS_ERR_INVALID;
+        }
+        addr->ip[0]     = htonl(INADDR_LOOPBACK);   /* a host without a network */
+        addr->prefix[0] = 8;
+        addr->count     = 1;
+    }
+    return FS_OK;
+}
+
+static int fs_udp_mine(const fs_udp_addr_t *mine, uint32_t ip)
+{
+    unsigned i;
+
+    for (i = 0; i < mine->count; ++i) {
+        if (mine->ip[i] == ip) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+uint32_t fs_udp_select(const fs_udp_addr_t *mine, const fs_udp_addr_t *peer)
+{
+    unsigned i, j, count = (peer->count <= FS_UDP_MAX_IPS) ? peer->count : 0;
+    uint32_t routed = (count > 0) ? peer->ip[0] : htonl(INADDR_LOOPBACK);
+    int have_routed = 0;
+
+    if (peer->stack == mine->stack) {
+        return htonl(INADDR_LOOPBACK);
+    }
+    for (i = 0; i < count; ++i) {
+        if (fs_udp_mine(mine, peer->ip[i])) {
+            continue;           /* a host-local bridge's address: stays here */
+        }
+        for (j = 0; j < mine->count; ++j) {
+            uint32_t mask = fs_udp_mask(mine->prefix[j] <= 32 ? mine->prefix[j] : 32);
+
+            if (((peer->ip[i] ^ mine->ip[j]) & mask) == 0) {
+                return peer->ip[i];
+            }
+        }
+        if (!have_routed) {
+            routed      = peer->ip[i];
+            have_routed = 1;
+        }
+    }
+    return routed;
+}
+
+/* ---- this host ---------------------------------------------------------------- */
+
+/* The boot id and the network namespace: processes with the same one share
+ * loopback. */
+static uint64_t fs_udp_stack_id(void)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    char boot[64] = "";
+    struct stat st;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    size_t i;
+
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL) {
+            boot[0] = '\0';
+        }
+        fclose(f);
+    }
+    if (boot[0] == '\0') {
+        (void)gethostname(boot, sizeof(boot) - 1);
+    }
+    for (i = 0; boot[i] != '\0'; ++i) {
+        h = (h ^ (uint8_t)boot[i]) * 0x100000001b3ull;
+    }
+    if (stat("/proc/self/ns/net", &st) == 0) {
+        h = (h ^ (uint64_t)st.st_ino) * 0x100000001b3ull;
+        h = (h ^ (uint64_t)st.st_dev) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* The interface of the IPv4 default route (/proc/net/route), or "". */
+static void fs_udp_default_if(char *name, size_t size)
+{
+    char line[256], ifname[64];
+    unsigned long dest;
+    FILE *f = fopen("/proc/net/route", "r");
+
+    name[0] = '\0';
+    if (f == NULL) {
+        return;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if ((sscanf(line, "%63s %lx", ifname, &dest) == 2) && (dest == 0)) {
+            snprintf(name, size, "%s", ifname);
             break;
         }
     }
-    freeifaddrs(list);
-    return ip;
+    fclose(f);
+}
+
+static fs_status_t fs_udp_host_addr(const char *include, fs_udp_addr_t *addr)
+{
+    struct ifaddrs *list = NULL;
+    char first[64];
+    fs_status_t status;
+    char text[INET_ADDRSTRLEN];
+    unsigned i;
+
+    memset(addr, 0, sizeof(*addr));
+    addr->stack = fs_udp_stack_id();
+    fs_udp_default_if(first, sizeof(first));
+    if (getifaddrs(&list) != 0) {
+        list = NULL;
+    }
+    status = fs_udp_collect(list, include, first, addr);
+    if (list != NULL) {
+        freeifaddrs(list);
+    }
+    for (i = 0; (status == FS_OK) && (i < addr->count); ++i) {
+        inet_ntop(AF_INET, &addr->ip[i], text, sizeof(text));
+        FS_DEBUG("failure detector: publishing %s/%u", text, addr->prefix[i]);
+    }
+    return status;
 }
 
 static fs_status_t fs_udp_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *up,
@@ -79,6 +297,10 @@ static fs_status_t fs_udp_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     tl = calloc(1, sizeof(*tl));
     if (tl == NULL) {
         return FS_ERR_NO_MEMORY;
+    }
+    if (fs_udp_host_addr(cfg->if_include, &tl->addr) != FS_OK) {
+        free(tl);
+        return FS_ERR_INVALID;
     }
     tl->up      = *up;
     tl->up_arg  = up_arg;
@@ -96,7 +318,6 @@ static fs_status_t fs_udp_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
         free(tl);
         return FS_ERR_LOCAL;
     }
-    tl->addr.ip   = fs_udp_host_ip();
     tl->addr.port = sa.sin_port;
     *tl_p = tl;
     return FS_OK;
@@ -118,21 +339,21 @@ static fs_status_t fs_udp_address(fs_tl_t *tl, const void **addr_p, size_t *len_
 static fs_status_t fs_udp_ep_create(fs_tl_t *tl, const void *addr, size_t addr_len,
                                     void *ep_user, fs_tl_ep_t **ep_p)
 {
-    const fs_udp_addr_t *a = addr;
+    fs_udp_addr_t a;
     fs_tl_ep_t *ep;
 
-    (void)tl;
     (void)ep_user;
-    if (addr_len != sizeof(*a)) {
+    if (addr_len != sizeof(a)) {
         return FS_ERR_INVALID;
     }
+    memcpy(&a, addr, sizeof(a));
     ep = calloc(1, sizeof(*ep));
     if (ep == NULL) {
         return FS_ERR_NO_MEMORY;
     }
     ep->to.sin_family      = AF_INET;
-    ep->to.sin_addr.s_addr = a->ip;
-    ep->to.sin_port        = a->port;
+    ep->to.sin_addr.s_addr = fs_udp_select(&tl->addr, &a);
+    ep->to.sin_port        = a.port;
     *ep_p = ep;
     return FS_OK;
 }

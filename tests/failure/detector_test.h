@@ -19,6 +19,22 @@
 #define T_GRACE   0.2
 #define T_LAT     0.001
 #define T_ANY     UINT32_MAX
+#define T_JOB     0x1234abcdull   /* fs_det_config_t.job of every test */
+
+/* gone bitmaps for fs_det_bmg */
+static inline void t_bit_set(uint8_t *bits, uint32_t r, int on)
+{
+    if (on) {
+        bits[r >> 3] |= (uint8_t)(1u << (r & 7));
+    } else {
+        bits[r >> 3] &= (uint8_t)~(1u << (r & 7));
+    }
+}
+
+static inline int t_bit(const uint8_t *bits, uint32_t r)
+{
+    return (bits[r >> 3] >> (r & 7)) & 1;
+}
 
 static inline uint32_t t_ceil_log2(uint32_t n)
 {
@@ -50,6 +66,9 @@ static inline fs_det_msg_t t_msg(uint8_t type, uint32_t sender, uint32_t subject
     fs_det_msg_t m;
 
     memset(&m, 0, sizeof(m));
+    m.magic   = FS_DET_MAGIC;
+    m.version = FS_DET_VERSION;
+    m.job     = T_JOB;
     m.type    = type;
     m.sender  = sender;
     m.subject = subject;

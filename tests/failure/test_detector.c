@@ -17,11 +17,11 @@ static int t_cmp_u32(const void *a, const void *b)
 static void t_bmg_is(uint32_t n, uint32_t me, const uint32_t *gone_list,
                      const uint32_t *expect)
 {
-    uint8_t gone[64]  = {0};
+    uint8_t gone[8]  = {0};
     uint32_t out[64], i, k, nexp = 0;
 
     for (i = 0; gone_list[i] != T_ANY; ++i) {
-        gone[gone_list[i]] = 1;
+        t_bit_set(gone, gone_list[i], 1);
     }
     while (expect[nexp] != T_ANY) {
         ++nexp;
@@ -74,7 +74,7 @@ Test(det_bmg, properties_with_random_holes)
 {
     static const uint32_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64};
     uint64_t rng = 42;
-    uint8_t gone[64];
+    uint8_t gone[8];
     uint32_t out[64], s, me, trial, i, k;
 
     for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
@@ -85,14 +85,14 @@ Test(det_bmg, properties_with_random_holes)
 
             me = (uint32_t)(t_rand(&rng) % n);
             for (i = 0; i < n; ++i) {
-                gone[i] = (i != me) && (trial > 0) && ((t_rand(&rng) % 3) == 0);
-                nlive += (i != me) && !gone[i];
+                t_bit_set(gone, i, (i != me) && (trial > 0) && ((t_rand(&rng) % 3) == 0));
+                nlive += (i != me) && !t_bit(gone, i);
             }
             for (i = 1; (i < n) && (succ == n); ++i) {
-                succ = gone[(me + i) % n] ? n : (me + i) % n;
+                succ = t_bit(gone, (me + i) % n) ? n : (me + i) % n;
             }
             for (i = 1; (i < n) && (pred == n); ++i) {
-                pred = gone[(me + n - i) % n] ? n : (me + n - i) % n;
+                pred = t_bit(gone, (me + n - i) % n) ? n : (me + n - i) % n;
             }
             k = fs_det_bmg(n, me, gone, out, 64);
             cr_assert_leq(k, 2 * t_ceil_log2(n), "n=%u degree %u", n, k);
@@ -100,7 +100,7 @@ Test(det_bmg, properties_with_random_holes)
             for (i = 0; i < k; ++i) {
                 cr_assert_lt(out[i], n);
                 cr_assert_neq(out[i], me, "n=%u me=%u lists itself", n, me);
-                cr_assert(!gone[out[i]], "n=%u me=%u lists gone %u", n, me, out[i]);
+                cr_assert(!t_bit(gone, out[i]), "n=%u me=%u lists gone %u", n, me, out[i]);
             }
             qsort(out, k, sizeof(out[0]), t_cmp_u32);
             for (i = 1; i < k; ++i) {
@@ -197,7 +197,7 @@ static size_t t_count(const t_cap_t *c, uint8_t type, uint32_t to, uint32_t subj
 
 static fs_det_t *t_det(uint32_t n, uint32_t me, t_cap_t *c)
 {
-    fs_det_config_t cfg = {n, me, T_PERIOD, T_TIMEOUT, T_GRACE};
+    fs_det_config_t cfg = {n, me, T_PERIOD, T_TIMEOUT, T_GRACE, T_JOB};
     fs_det_t *det       = NULL;
 
     memset(c, 0, sizeof(*c));
@@ -338,9 +338,10 @@ Test(det_unit, mismatched_beat_draws_a_rate_limited_sync)
     c.nsent = 0;
     t_rx(det, FS_DET_BEAT, 15, 15, 0.01);  /* count 0: lacks 9 */
     cr_assert_eq(t_count(&c, FS_DET_SYNC, 15, T_ANY), 1);
-    cr_assert_eq(c.sent[0].len, 2);
+    cr_assert_eq(c.sent[0].len, 4, "failed and left bitmaps");
     cr_expect_eq(c.sent[0].data[0], 0);
     cr_expect_eq(c.sent[0].data[1], 1u << 1, "bit 9");
+    cr_expect_eq(c.sent[0].data[2] | c.sent[0].data[3], 0, "nobody left");
     cr_expect_eq(c.sent[0].msg.count, 1);
     t_rx(det, FS_DET_BEAT, 15, 15, 0.05);
     cr_expect_eq(t_count(&c, FS_DET_SYNC, T_ANY, T_ANY), 1, "once per period");
@@ -356,12 +357,12 @@ Test(det_unit, sync_merges_floods_and_answers_what_the_sender_lacks)
 {
     t_cap_t c;
     fs_det_t *det = t_det(16, 0, &c);
-    uint8_t bits[2] = {0x08, 0x80};  /* 3 and 15 */
+    uint8_t bits[4] = {0x08, 0x80, 0, 0};  /* 3 and 15 failed; nobody left */
     fs_det_msg_t m  = t_msg(FS_DET_SYNC, 8, 8, 2, 0);
 
     fs_det_start(det, 0);
     c.nsent = 0;
-    fs_det_rx(det, &m, bits, 2, 0.5);
+    fs_det_rx(det, &m, bits, 4, 0.5);
     cr_assert_eq(c.nfailed, 2);
     cr_expect_eq(c.failed[0], 3);
     cr_expect_eq(c.failed[1], 15);
@@ -372,12 +373,12 @@ Test(det_unit, sync_merges_floods_and_answers_what_the_sender_lacks)
     cr_expect_eq(fs_det_observed(det), 14);
     /* now it lacks 15 */
     bits[1] = 0;
-    fs_det_rx(det, &m, bits, 2, 0.7);
+    fs_det_rx(det, &m, bits, 4, 0.7);
     cr_expect_eq(t_count(&c, FS_DET_SYNC, 8, T_ANY), 1);
     cr_expect_eq(c.nfailed, 2);
     /* a bitmap naming me is an exclusion */
     bits[0] = 0x01;
-    fs_det_rx(det, &m, bits, 2, 0.8);
+    fs_det_rx(det, &m, bits, 4, 0.8);
     cr_assert_eq(c.nexcluded, 1);
     cr_expect_eq(c.excluded_by[0], 8);
     fs_det_destroy(det);
@@ -461,7 +462,7 @@ Test(det_unit, malformed_messages_are_dropped)
 {
     t_cap_t c;
     fs_det_t *det = t_det(16, 0, &c);
-    uint8_t bits[3] = {0x08, 0, 0};
+    uint8_t bits[5] = {0x08, 0, 0, 0, 0};
     fs_det_msg_t m;
 
     fs_det_start(det, 0);
@@ -475,9 +476,9 @@ Test(det_unit, malformed_messages_are_dropped)
     t_rx(det, FS_DET_OBSERVE, 99, 99, 0.1);
     t_rx(det, FS_DET_LEAVE, 15, 0, 0.1);    /* LEAVE naming me */
     m = t_msg(FS_DET_SYNC, 2, 2, 1, 0);
-    fs_det_rx(det, &m, bits, 1, 0.1);        /* short */
-    fs_det_rx(det, &m, bits, 3, 0.1);        /* long */
-    fs_det_rx(det, &m, NULL, 2, 0.1);
+    fs_det_rx(det, &m, bits, 2, 0.1);        /* short: the failed bitmap only */
+    fs_det_rx(det, &m, bits, 5, 0.1);        /* long */
+    fs_det_rx(det, &m, NULL, 4, 0.1);
     fs_det_rx(det, NULL, NULL, 0, 0.1);
     m = t_msg(FS_DET_BEAT, 0, 0, 7, 7);      /* a mismatched beat from me */
     fs_det_rx(det, &m, NULL, 0, 0.1);
@@ -488,8 +489,10 @@ Test(det_unit, malformed_messages_are_dropped)
     cr_expect_eq(fs_det_observed(det), 15);
     cr_expect_eq(fs_det_stats(det)->beats_received, 0);
     /* the well-formed versions do act */
+    cr_expect_eq(fs_det_stats(det)->malformed, 12);
+    cr_expect_eq(fs_det_stats(det)->foreign, 0);
     m = t_msg(FS_DET_SYNC, 2, 2, 1, 0);
-    fs_det_rx(det, &m, bits, 2, 0.1);
+    fs_det_rx(det, &m, bits, 4, 0.1);
     cr_expect(fs_det_is_failed(det, 3));
     t_rx(det, FS_DET_LEAVE, 15, 15, 0.1);
     cr_expect_eq(fs_det_observed(det), 14);
@@ -519,7 +522,11 @@ Test(det_unit, leave_is_not_failure)
     cr_expect_eq(fs_det_stats(det)->refused, 0);
     fs_det_tick(det, 0.1);
     cr_expect_eq(t_count(&c, FS_DET_BEAT, 6, T_ANY), 1);
-    cr_expect_eq(c.sent[c.nsent - 1].msg.count, 0);
+    /* the departed are in the anti-entropy set, apart from the failed */
+    cr_expect_eq(c.sent[c.nsent - 1].msg.count, 2);
+    cr_expect_neq(c.sent[c.nsent - 1].msg.digest,
+                  fs_det_digest_rank(3) ^ fs_det_digest_rank(5));
+    cr_expect(fs_det_is_left(det, 3) && fs_det_is_left(det, 5));
     fs_det_destroy(det);
 }
 
@@ -539,13 +546,114 @@ Test(det_unit, a_departure_is_forwarded_once)
     c.nsent = 0;
     t_rx(det, FS_DET_LEAVE, 6, 1, 0.06);    /* again: nothing new */
     cr_expect_eq(c.nsent, 0);
-    /* a failed process does not become a departed one */
+    /* left wins: a rank held failed that others saw leave moves to the
+     * left set (views converge), quietly: no flood, the host is not told
+     * again */
     fs_det_report(det, 7, 0.07);
+    cr_expect_eq(c.nfailed, 1);
     c.nsent = 0;
     t_rx(det, FS_DET_LEAVE, 5, 7, 0.08);
     cr_expect_eq(c.nsent, 0);
-    cr_expect(fs_det_is_failed(det, 7));
+    cr_expect(!fs_det_is_failed(det, 7));
+    cr_expect(fs_det_is_left(det, 7));
+    cr_expect_eq(fs_det_failed_count(det), 0);
+    cr_expect_eq(c.nfailed, 1);
     fs_det_destroy(det);
+}
+
+/* Item 6 of issue 10: a stale detector of another job on a reused port
+ * (or junk) must not be able to act, least of all to exclude this process. */
+Test(det_unit, foreign_messages_are_dropped_and_counted)
+{
+    t_cap_t c;
+    fs_det_t *det = t_det(8, 4, &c);
+    uint8_t bits[2] = {0x10, 0};            /* a SYNC naming me failed */
+    fs_det_msg_t m;
+    int i;
+
+    fs_det_start(det, 0);
+    c.nsent = 0;
+    for (i = 0; i < 3; ++i) {
+        m = t_msg(FS_DET_FAILED, 3, 4, 0, 0);  /* "you have failed" */
+        if (i == 0) {
+            m.magic ^= 1;
+        } else if (i == 1) {
+            m.version += 1;
+        } else {
+            m.job ^= 1;
+        }
+        fs_det_rx(det, &m, NULL, 0, 0.1);
+        m.type = FS_DET_SYNC;
+        fs_det_rx(det, &m, bits, sizeof(bits), 0.1);
+        m.type    = FS_DET_FAILED;
+        m.subject = 5;
+        fs_det_rx(det, &m, NULL, 0, 0.1);
+        m.type = FS_DET_LEAVE;
+        fs_det_rx(det, &m, NULL, 0, 0.1);
+    }
+    cr_expect_eq(c.nexcluded, 0);
+    cr_expect_eq(c.nfailed, 0);
+    cr_expect_eq(c.nsent, 0);
+    cr_expect(!fs_det_is_left(det, 5));
+    cr_expect_eq(fs_det_stats(det)->foreign, 12);
+    cr_expect_eq(fs_det_stats(det)->malformed, 0);
+    /* ours does act */
+    t_rx(det, FS_DET_FAILED, 3, 4, 0.2);
+    cr_expect_eq(c.nexcluded, 1);
+    fs_det_destroy(det);
+}
+
+/* Item 9 of issue 10: a LEAVE lost on every path is repaired by
+ * anti-entropy (beat digest mismatch, then SYNC), not suspected later. */
+Test(det_unit, a_lost_departure_is_repaired_by_sync)
+{
+    t_cap_t c;
+    fs_det_t *det = t_det(16, 4, &c);
+    uint8_t bits[4] = {0, 0, 0x08, 0};       /* 3 left (second bitmap) */
+    fs_det_msg_t m;
+
+    fs_det_start(det, 0);
+    c.nsent = 0;
+    /* 5 knows that 3 left: its beat's count and digest say so */
+    m = t_msg(FS_DET_BEAT, 5, 5, 1, 0);
+    fs_det_rx(det, &m, NULL, 0, 0.1);
+    cr_expect_eq(t_count(&c, FS_DET_SYNC, 5, T_ANY), 1, "mismatch: ask");
+    m = t_msg(FS_DET_SYNC, 5, 5, 1, 0);
+    fs_det_rx(det, &m, bits, sizeof(bits), 0.11);
+    cr_expect(fs_det_is_left(det, 3));
+    cr_expect_eq(fs_det_observed(det), 2, "the ring closes around it");
+    cr_expect_eq(t_count(&c, FS_DET_OBSERVE, 2, T_ANY), 1);
+    cr_expect_gt(t_count(&c, FS_DET_LEAVE, T_ANY, 3), 0, "flooded on");
+    /* and the silence of 3 is never a failure */
+    fs_det_tick(det, 5.0);
+    cr_expect_eq(c.nfailed, 0);
+    /* the reverse: mine has a departure the sender lacks: answer */
+    c.nsent = 0;
+    bits[2] = 0;
+    fs_det_rx(det, &m, bits, sizeof(bits), 5.5);
+    cr_expect_eq(t_count(&c, FS_DET_SYNC, 5, T_ANY), 1);
+    cr_expect_eq(c.sent[c.nsent - 1].data[2], 0x08);
+    fs_det_destroy(det);
+}
+
+/* Item 8 of issue 10: per-process state is O(n) bits, not O(n^2). */
+Test(det_unit, memory_is_a_few_bits_per_rank)
+{
+    static const uint32_t sizes[] = {16, 1000, 100000, 1u << 22};
+    t_cap_t *c = calloc(1, sizeof(*c));
+    size_t i;
+
+    cr_assert_not_null(c);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        fs_det_t *det = t_det(sizes[i], 0, c);
+        size_t bytes  = fs_det_memory(det);
+
+        cr_expect_leq(bytes, 3 * ((size_t)sizes[i] + 7) / 8 + 4096,
+                      "n=%u: %zu bytes", sizes[i], bytes);
+        cr_expect_eq(fs_det_sync_len(sizes[i]), 2 * (((size_t)sizes[i] + 7) / 8));
+        fs_det_destroy(det);
+    }
+    free(c);
 }
 
 Test(det_unit, after_leave_nothing_happens)

@@ -16,7 +16,7 @@ typedef struct sim_msg {
     uint64_t     seq;
     uint32_t     to;
     fs_det_msg_t msg;
-    uint8_t      data[SIM_MAX / 8];
+    uint8_t      data[SIM_MAX / 4];     /* SYNC: two bitmaps */
     size_t       len;
 } sim_msg_t;
 
@@ -43,6 +43,9 @@ struct sim {
     /* on the first suspicion of trap_rank, kill trap_kill[] at once */
     uint32_t   trap_rank, trap_n, trap_kill[SIM_MAX];
     double     trap_at;
+    /* messages of drop_type about drop_subject to drop_to are lost */
+    uint32_t   drop_to, drop_subject;
+    uint8_t    drop_type;
     sim_proc_t p[SIM_MAX];
 };
 
@@ -100,6 +103,10 @@ static void sim_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
     cr_assert(!p->dead && (s->now >= p->stop_until), "%u sends while not running", p->rank);
     cr_assert_lt(to, s->n);
     cr_assert_leq(len, sizeof(m.data));
+    if ((to == s->drop_to) && (msg->type == s->drop_type) &&
+        (msg->subject == s->drop_subject)) {
+        return;
+    }
     memset(&m, 0, sizeof(m));
     m.t   = s->now + s->lat + (s->jitter > 0 ? t_uniform(&s->rng, 0, s->jitter) : 0);
     m.to  = to;
@@ -158,7 +165,7 @@ static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded};
 
 static sim_t *sim_create(uint32_t n, uint64_t seed)
 {
-    fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE};
+    fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE, T_JOB};
     sim_t *s            = calloc(1, sizeof(*s));
     uint32_t r, q;
 
@@ -169,6 +176,7 @@ static sim_t *sim_create(uint32_t n, uint64_t seed)
     s->rng       = seed;
     s->trap_rank = n;
     s->trap_at   = -1;
+    s->drop_to   = n;
     for (r = 0; r < n; ++r) {
         s->p[r].sim  = s;
         s->p[r].rank = r;
@@ -416,10 +424,10 @@ Test(det_sim, forwarders_die_anti_entropy_delivers)
 {
     const uint32_t n = 16, f = 5, obs = 6;
     sim_t *s         = sim_create(n, 5);
-    uint8_t gone[16] = {0};
+    uint8_t gone[SIM_MAX / 8] = {0};
     uint32_t r;
 
-    gone[f]    = 1;
+    t_bit_set(gone, f, 1);
     s->trap_n  = fs_det_bmg(n, obs, gone, s->trap_kill, SIM_MAX);
     cr_assert_geq(s->trap_n, 5);
     s->trap_rank = f;
@@ -569,5 +577,32 @@ Test(det_sim, leave_then_silence_is_not_failure)
     sim_check_exact(s, "leave then kill");
     cr_expect_eq(SIM_SUM(s, suspicions), 1);
     cr_expect(!s->p[l].excluded);
+    sim_destroy(s);
+}
+
+/* (i) issue 10 item 9: every copy of a LEAVE to the leaver's observer is
+ * lost; anti-entropy tells it within a period, before the ring edge it
+ * watches times out, so the departed rank is never suspected */
+Test(det_sim, a_departure_lost_on_every_path_is_repaired)
+{
+    const uint32_t n = 8, l = 3;
+    sim_t *s         = sim_create(n, 9);
+    uint32_t r;
+
+    s->drop_to      = l + 1;
+    s->drop_type    = FS_DET_LEAVE;
+    s->drop_subject = l;
+    sim_run(s, 1.05);
+    fs_det_leave(s->p[l].det, s->now);
+    s->p[l].left = 1;
+    sim_run(s, 4.0);
+    sim_check_exact(s, "lost leave");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    for (r = 0; r < n; ++r) {
+        if (r != l) {
+            cr_expect(fs_det_is_left(s->p[r].det, l), "%u does not know %u left", r, l);
+        }
+    }
+    cr_expect_eq(fs_det_observed(s->p[l + 1].det), l - 1);
     sim_destroy(s);
 }

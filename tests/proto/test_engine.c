@@ -328,3 +328,33 @@ Test(engine, immediate_send_that_cannot_finish_leaves_no_trace)
     cr_expect_eq(y, 2);
     cr_expect_eq(fs_engine_stats(eng[0])->dropped_malformed, 0);
 }
+
+/* Issue 10, item 6: a peer of another failstop wire version (or anything
+ * that is not a failstop address) is refused at wire-up, by name. */
+Test(engine, a_peer_of_another_wire_version_is_refused)
+{
+    const void *addr;
+    size_t len;
+    uint8_t copy[256];
+    fs_hdr_addr_t pre;
+    fs_ep_t *ep = NULL;
+
+    cr_assert_eq(fs_engine_address(eng[1], &addr, &len), FS_OK);
+    cr_assert_leq(len, sizeof(copy));
+    memcpy(copy, addr, len);
+    memcpy(&pre, copy, sizeof(pre));
+    cr_expect_eq(pre.magic, FS_WIRE_MAGIC);
+    cr_expect_eq(pre.version, FS_WIRE_VERSION);
+    pre.version += 1;
+    memcpy(copy, &pre, sizeof(pre));
+    cr_expect_eq(fs_engine_ep_create(eng[0], 77, NULL, copy, len, &ep), FS_ERR_UNSUPPORTED);
+    pre.version -= 1;
+    pre.magic ^= 0x100;
+    memcpy(copy, &pre, sizeof(pre));
+    cr_expect_eq(fs_engine_ep_create(eng[0], 77, NULL, copy, len, &ep), FS_ERR_PROTO);
+    cr_expect_eq(fs_engine_ep_create(eng[0], 77, NULL, addr, sizeof(pre) - 1, &ep),
+                 FS_ERR_PROTO);
+    cr_expect_null(ep);
+    /* the address as published works */
+    cr_expect_eq(fs_engine_ep_create(eng[0], 77, NULL, addr, len, &ep), FS_OK);
+}
