@@ -9,6 +9,7 @@
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
+#   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
 
@@ -64,7 +65,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: all deps test unit-test tools-test mpi-test external-test conformance demo install asan bench bench-killtime bench-detector clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test external-test conformance demo install asan bench bench-killtime bench-detector clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -161,6 +162,7 @@ test: deps
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20
 	@$(MAKE) --no-print-directory external-test
+	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory conformance
 
 demo: deps
@@ -172,6 +174,29 @@ asan:
 	    SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer" all
 	@bash tests/run-unit.sh build-asan
 	@FS_ASAN=1 bash tests/mpi/run.sh build-asan
+
+# ---- fuzzing: clang + libFuzzer, ASan and UBSan, into build-fuzz/ ----------
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%)
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 300
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT=-O1 \
+	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build-fuzz/lib/libfailstop_core.a
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+
+build-fuzz/fuzz/%: tests/fuzz/%.c build-fuzz/lib/libfailstop_core.a tests/proto/fake_tl.h
+	@mkdir -p $(@D)
+	clang -O1 -g -std=gnu11 $(WARN) -fsanitize=fuzzer $(FUZZ_SAN) -Iinclude -Isrc \
+	    -o $@ $< build-fuzz/lib/libfailstop_core.a $(CORE_LIBS)
+
+# a short run of each target (make test), then the long one
+fuzz-short: deps fuzz-build
+	@bash tests/fuzz/run.sh build-fuzz 20
+
+fuzz: deps fuzz-build
+	@bash tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 bench: all
 	@bash bench/run.sh $(BUILD)
@@ -196,6 +221,6 @@ install: all
 	    > $(PREFIX)/lib/pkgconfig/failstop.pc
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(CORE_OBJ:.o=.d) $(OMPI_OBJ:.o=.d) $(SHIM_OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -14,8 +14,20 @@ static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
 
     /* UCX puts the user header after the payload, at any alignment: copy */
     if (fs_likely((am_id == FS_AM_MATCH) && (hdr_len == sizeof(match)))) {
+        fs_status_t status;
+
         memcpy(&match, hdr, sizeof(match));
-        return fs_rx_match(engine, &match, data, len, rx);
+        engine->rx_desc = rx->desc;
+        status = fs_rx_match(engine, &match, data, len, rx);
+        engine->rx_desc = NULL;
+        if (fs_unlikely(engine->rx_desc_released)) {
+            /* kept, then dropped in the same upcall (a departure completed
+             * by this very message discards what it parked): the transport
+             * frees it */
+            engine->rx_desc_released = 0;
+            return FS_OK;
+        }
+        return status;
     }
     if ((am_id == FS_AM_CTRL) && (hdr_len == sizeof(ctrl))) {
         memcpy(&ctrl, hdr, sizeof(ctrl));
@@ -25,7 +37,7 @@ static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
     ++engine->stats.dropped_malformed;
     FS_WARN("dropping active message id %u with a %zu-byte header", am_id, hdr_len);
     if (rx->flags & FS_TL_RX_RNDV) {
-        engine->tl_ops->release(engine->tl, rx->desc);
+        fs_engine_release_desc(engine, rx->desc);
     }
     return FS_OK;
 }

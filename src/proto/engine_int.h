@@ -105,6 +105,8 @@ struct fs_engine {
     fs_tl_t               *tl;
     uint64_t               my_id;
     uint8_t               *addr;        /* fs_hdr_addr_t + the transport's */
+    void                  *rx_desc;     /* the descriptor of the upcall running */
+    int                    rx_desc_released;
     size_t                 addr_len;
     int                    multi_thread;
     int                    in_progress;
@@ -206,6 +208,17 @@ static inline void fs_engine_after_progress(fs_engine_t *engine)
     }
 }
 void        fs_engine_inject_fire(fs_engine_t *engine);
+
+/* Gives a held transport descriptor back.  The one of the upcall running
+ * is the transport's again when the upcall returns (tl.h), which must then
+ * not claim to keep it: fs_engine_am_recv returns FS_OK when this saw it. */
+static inline void fs_engine_release_desc(fs_engine_t *engine, void *desc)
+{
+    if (desc == engine->rx_desc) {
+        engine->rx_desc_released = 1;
+    }
+    engine->tl_ops->release(engine->tl, desc);
+}
 
 /* Counts a message toward pml_failstop_inject (UINT64_MAX: never). */
 static inline void fs_engine_count_msg(fs_engine_t *engine)

@@ -196,7 +196,7 @@ void fs_msg_free(fs_engine_t *engine, fs_msg_t *msg)
     fs_msg_free_payload(engine, msg);
     /* a descriptor not handed to recv_data is still ours to release */
     if (msg->desc != NULL) {
-        engine->tl_ops->release(engine->tl, msg->desc);
+        fs_engine_release_desc(engine, msg->desc);
     }
     fs_mpool_put(&engine->msg_pool, msg);
 }

@@ -75,7 +75,7 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
         (rreq->super.ep->state != FS_EP_SUSPECTED)) {
         /* the payload lived in a process that is gone (rule a); one that
          * finalized keeps its sends alive until we took them (leave.c) */
-        engine->tl_ops->release(engine->tl, desc);
+        fs_engine_release_desc(engine, desc);
         return fs_peer_status(rreq->super.ep);
     }
     st = engine->tl_ops->recv_data(engine->tl, desc, &rreq->buf, msg->len,

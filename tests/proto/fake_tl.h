@@ -37,6 +37,7 @@ struct fs_tl {
     int               reverse_next;   /* deliver the next N inbox messages reversed */
     int               sent;
     int               violations;     /* breaches of UCX's descriptor contract */
+    struct fs_tl     *self;           /* the address: a pointer to this */
 };
 
 struct fs_tl_ep {
@@ -82,12 +83,9 @@ static void fake_fini(fs_tl_t *tl)
 
 static fs_status_t fake_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
 {
-    static fs_tl_t *addrs[64];
-    static int naddrs;
-
-    addrs[naddrs] = tl;
-    *addr_p = &addrs[naddrs++];
-    *len_p  = sizeof(fs_tl_t *);
+    tl->self = tl;
+    *addr_p  = &tl->self;
+    *len_p   = sizeof(fs_tl_t *);
     return FS_OK;
 }
 
@@ -231,7 +229,7 @@ static unsigned fake_progress(fs_tl_t *tl)
     return (unsigned)n;
 }
 
-static void fake_fail_ep(fs_tl_ep_t *ep, int32_t ucs_code)
+static inline void fake_fail_ep(fs_tl_ep_t *ep, int32_t ucs_code)
 {
     const fs_fault_row_t *row = fs_fault_classify(FS_FAULT_SRC_UCX, ucs_code, 0,
                                                   FS_FAULT_CTX_EP_ERROR);

@@ -358,3 +358,31 @@ Test(engine, a_peer_of_another_wire_version_is_refused)
     /* the address as published works */
     cr_expect_eq(fs_engine_ep_create(eng[0], 77, NULL, addr, len, &ep), FS_OK);
 }
+
+/* Found by fuzzing (tests/fuzz/fuzz_am.c): a peer announces one message
+ * (BYE), then sends one out of order, as a rendezvous.  Counting it
+ * completes the departure, which discards what waits for a gap -- the
+ * message just parked, whose descriptor the upcall had claimed to keep.
+ * The upcall must give it back to the transport (FS_OK), not leak it;
+ * teardown checks the fake transport's count of contract breaches. */
+Test(engine, a_message_kept_then_dropped_in_its_upcall_goes_back)
+{
+    fs_hdr_ctrl_t bye = {.type = FS_CTRL_BYE, .sender = 1, .arg = 1};
+    fs_hdr_match_t hdr = {.cid = CID, .tag = 1, .src = 1, .seq = 1};
+    static uint8_t payload[5000];
+    fs_tl_t *tl = eng[0]->tl;
+    fake_msg_t *m;
+
+    m = fake_msg_new(&bye, sizeof(bye), 0);
+    m->am_id = FS_AM_CTRL;
+    m->data  = malloc(1);
+    tl->inbox[tl->ninbox++] = m;
+    m = fake_msg_new(&hdr, sizeof(hdr), sizeof(payload));
+    m->am_id     = FS_AM_MATCH;
+    m->rndv      = 1;
+    m->data      = payload;
+    m->sender_tl = eng[1]->tl;
+    tl->inbox[tl->ninbox++] = m;
+    progress_all();
+    cr_expect_eq(tl->violations, 0, "released in its upcall, yet kept");
+}
