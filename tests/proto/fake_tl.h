@@ -1,8 +1,19 @@
 /* A fake transport for engine tests: engines in one process exchange active
  * messages through in-memory inboxes.  Tests can reorder an inbox, fail an
- * endpoint, or check that nothing was allocated.  Eager sends complete at
- * once; rendezvous sends complete when the receiver fetches (or drops) the
- * payload, as in UCX. */
+ * endpoint, fail the next fetch, or check that nothing was allocated.  Eager
+ * sends complete at once; rendezvous sends complete when the receiver
+ * fetches (or drops) the payload, as in UCX.
+ *
+ * It holds the engine to UCX's descriptor contract (tl.h), counting every
+ * breach in tl->violations (teardown checks it):
+ *   - a fetch (recv_data) is asynchronous: it completes, and writes the
+ *     receive buffer, in a later progress call, as UCX's does;
+ *   - cancel is real: a fetch in flight completes with FS_ERR_CANCELED at
+ *     the next progress, without writing;
+ *   - only a descriptor the engine holds (its upcall returned FS_INPROGRESS)
+ *     may be fetched or released, once; inside its own upcall a release is
+ *     only recorded, and the upcall must then not claim to keep it;
+ *   - what is still held when the transport closes is a leak (fake_leaks). */
 #ifndef FS_TEST_FAKE_TL_H
 #define FS_TEST_FAKE_TL_H
 
@@ -14,6 +25,9 @@
 
 #define FAKE_RNDV_THRESH 4096
 #define FAKE_MAX_MSGS    4096
+#define FAKE_MAX_FETCH   256
+
+static int fake_leaks;       /* descriptors still held at fini, all transports */
 
 typedef struct fake_msg {
     unsigned          am_id;
@@ -24,9 +38,19 @@ typedef struct fake_msg {
     int               rndv;
     int               in_upcall;  /* freed by fake_progress, not by the engine */
     int               released;   /* the engine released it inside its upcall */
+    int               fetching;   /* a fetch of it is in flight */
     fs_tl_op_t       *sender_op;
     struct fs_tl     *sender_tl;
 } fake_msg_t;
+
+typedef struct fake_fetch {
+    fake_msg_t       *m;
+    fs_buf_t          buf;
+    size_t            msg_len;
+    fs_tl_op_t       *op;
+    int               cancelled;
+    fs_status_t       status;     /* how it ends if not cancelled */
+} fake_fetch_t;
 
 struct fs_tl {
     fs_tl_upcalls_t   up;
@@ -37,6 +61,11 @@ struct fs_tl {
     int               reverse_next;   /* deliver the next N inbox messages reversed */
     int               sent;
     int               violations;     /* breaches of UCX's descriptor contract */
+    fake_msg_t       *held[FAKE_MAX_MSGS];   /* descriptors the engine keeps */
+    int               nheld;
+    fake_fetch_t      fetch[FAKE_MAX_FETCH]; /* in flight */
+    int               nfetch;
+    fs_status_t       fail_next_fetch;       /* FS_OK, or how the next one ends */
     struct fs_tl     *self;           /* the address: a pointer to this */
 };
 
@@ -68,17 +97,45 @@ static fs_status_t fake_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *u
     return FS_OK;
 }
 
+static void fake_msg_free(fake_msg_t *m)
+{
+    if (!m->rndv) {
+        free(m->data);
+    }
+    free(m);
+}
+
+/* Fetches in flight end without a callback, as UCX's worker destruction
+ * drops its requests; held descriptors are leaks. */
 static void fake_fini(fs_tl_t *tl)
 {
     int i;
 
     for (i = 0; i < tl->ninbox; ++i) {
-        if (!tl->inbox[i]->rndv) {
-            free(tl->inbox[i]->data);
-        }
-        free(tl->inbox[i]);
+        fake_msg_free(tl->inbox[i]);
+    }
+    for (i = 0; i < tl->nfetch; ++i) {
+        fake_msg_free(tl->fetch[i].m);
+    }
+    fake_leaks += tl->nheld;
+    for (i = 0; i < tl->nheld; ++i) {
+        fake_msg_free(tl->held[i]);
     }
     free(tl);
+}
+
+/* Takes m off the held list: 1 if the engine held it. */
+static int fake_held_take(fs_tl_t *tl, fake_msg_t *m)
+{
+    int i;
+
+    for (i = 0; i < tl->nheld; ++i) {
+        if (tl->held[i] == m) {
+            tl->held[i] = tl->held[--tl->nheld];
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static fs_status_t fake_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
@@ -151,26 +208,54 @@ static void fake_rndv_complete(fake_msg_t *m, fs_status_t status)
     }
 }
 
-static void fake_msg_free(fake_msg_t *m)
-{
-    if (!m->rndv) {
-        free(m->data);
-    }
-    free(m);
-}
-
+/* Starts a fetch; it completes in a later fake_progress. */
 static fs_status_t fake_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
                                   size_t msg_len, fs_tl_op_t *op)
 {
     fake_msg_t *m = desc;
+    fake_fetch_t *f;
 
-    (void)op;
-    fs_buf_unpack(tl->dt, buf, 0, m->data, msg_len);
-    fake_rndv_complete(m, FS_OK);
-    if (!m->in_upcall) {
-        fake_msg_free(m);
+    if ((!m->in_upcall && !fake_held_take(tl, m)) || m->fetching ||
+        (tl->nfetch == FAKE_MAX_FETCH)) {
+        ++tl->violations;     /* not the engine's to fetch (again) */
+        return FS_ERR_LOCAL;
     }
-    return FS_OK;
+    m->fetching  = 1;
+    f            = &tl->fetch[tl->nfetch++];
+    f->m         = m;
+    f->buf       = *buf;
+    f->msg_len   = msg_len;
+    f->op        = op;
+    f->cancelled = 0;
+    f->status    = tl->fail_next_fetch;
+    tl->fail_next_fetch = FS_OK;
+    op->busy     = 1;
+    op->handle   = m;
+    return FS_INPROGRESS;
+}
+
+/* Completes the fetches started before this progress call. */
+static unsigned fake_fetch_progress(fs_tl_t *tl)
+{
+    fake_fetch_t batch[FAKE_MAX_FETCH];
+    int n = tl->nfetch, i;
+
+    memcpy(batch, tl->fetch, n * sizeof(batch[0]));
+    tl->nfetch = 0;
+    for (i = 0; i < n; ++i) {
+        fake_fetch_t *f    = &batch[i];
+        fs_status_t status = f->cancelled ? FS_ERR_CANCELED : f->status;
+
+        if (status == FS_OK) {
+            fs_buf_unpack(tl->dt, &f->buf, 0, f->m->data, f->msg_len);
+        }
+        fake_rndv_complete(f->m, FS_OK);
+        fake_msg_free(f->m);
+        f->op->busy   = 0;
+        f->op->handle = NULL;
+        f->op->cb(f->op, status, (status == FS_OK) ? f->msg_len : 0);
+    }
+    return (unsigned)n;
 }
 
 /* A dropped rendezvous still completes its sender, as UCX's ATS does.
@@ -185,20 +270,31 @@ static void fake_release(fs_tl_t *tl, void *desc)
         m->released = 1;
         return;
     }
-    (void)tl;
+    if (!fake_held_take(tl, m)) {
+        ++tl->violations;     /* released twice, or never held */
+        return;
+    }
     fake_rndv_complete(m, FS_OK);
     fake_msg_free(m);
 }
 
+/* A fetch in flight ends, unwritten, at the next progress; sends cannot be
+ * cancelled (as UCX's active-message sends). */
 static void fake_cancel(fs_tl_t *tl, fs_tl_op_t *op)
 {
-    (void)tl;
-    (void)op;
+    int i;
+
+    for (i = 0; i < tl->nfetch; ++i) {
+        if (tl->fetch[i].op == op) {
+            tl->fetch[i].cancelled = 1;
+        }
+    }
 }
 
 /* Delivers everything in the inbox, in order or reversed for a while. */
 static unsigned fake_progress(fs_tl_t *tl)
 {
+    unsigned fetched = fake_fetch_progress(tl);
     int n = tl->ninbox, i;
     fake_msg_t *batch[FAKE_MAX_MSGS];
 
@@ -215,10 +311,15 @@ static unsigned fake_progress(fs_tl_t *tl)
                             m->rndv ? (void *)m : (void *)m->data, m->len, &rx);
         m->in_upcall = 0;
         if (st == FS_INPROGRESS) {
-            if (m->released) {
-                ++tl->violations;     /* released, yet said it keeps it */
+            if (m->released || m->fetching) {
+                ++tl->violations;     /* released or fetched, yet kept */
+                continue;
             }
-            continue;                 /* kept: recv_data or release frees it */
+            tl->held[tl->nheld++] = m;  /* recv_data or release frees it */
+            continue;
+        }
+        if (m->fetching) {
+            continue;                 /* the fetch started in the upcall has it */
         }
         fake_rndv_complete(m, FS_OK); /* an RTS the engine ignored */
         fake_msg_free(m);
@@ -226,7 +327,7 @@ static unsigned fake_progress(fs_tl_t *tl)
     if (tl->reverse_next > 0) {
         tl->reverse_next -= n;
     }
-    return (unsigned)n;
+    return (unsigned)n + fetched;
 }
 
 static inline void fake_fail_ep(fs_tl_ep_t *ep, int32_t ucs_code)

@@ -101,9 +101,11 @@ static void teardown(void)
     for (i = 0; i < NENG; ++i) {
         fs_comm_destroy(comm[i]);
     }
+    fake_leaks = 0;
     for (i = 0; i < NENG; ++i) {
         fs_engine_destroy(eng[i]);
     }
+    cr_expect_eq(fake_leaks, 0, "descriptors still held when the transports closed");
 }
 
 

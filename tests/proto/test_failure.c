@@ -405,3 +405,88 @@ Test(failure, every_held_message_counts_against_the_budget)
     cr_expect(sb.done, "the dropped rendezvous released its sender");
     cr_expect_eq(fs_engine_stats(eng[0])->lost_no_memory, 2);
 }
+
+/* ---- the fake transport's asynchronous fetch (issue 10, item 3) ----------- */
+
+/* A rendezvous from 1 matched by a receive at 0 whose fetch is in flight:
+ * after this, 0's transport is still writing the buffer. */
+static void fetch_in_flight(treq_t *s, treq_t *r, uint8_t *src, uint8_t *dst, size_t len)
+{
+    fill(src, len, 9);
+    memset(dst, 0xee, len);
+    cr_assert_eq(recv_msg(r, 0, 1, 4, dst, len), FS_INPROGRESS);
+    cr_assert_eq(send_msg(s, 1, 0, 4, src, len, FS_SEND_STANDARD), FS_INPROGRESS);
+    fs_engine_progress(eng[0]);           /* upcall: match, fetch starts */
+    cr_assert_eq(eng[0]->tl->nfetch, 1, "the fetch is in flight");
+    cr_assert(!r->done);
+}
+
+/* drain: a peer fails while its payload is being fetched; the receive must
+ * not give its buffer back before the transport lets go of it */
+Test(failure, a_receive_whose_fetch_is_in_flight_ends_after_the_transport_lets_go)
+{
+    static uint8_t src[3 * FAKE_RNDV_THRESH], dst[3 * FAKE_RNDV_THRESH];
+    static treq_t s, r;
+    size_t i;
+
+    fetch_in_flight(&s, &r, src, dst, sizeof(dst));
+    kill_peer(0, 1);
+    cr_expect(!r.done, "ended while the transport still owns its buffer");
+    fs_engine_progress(eng[0]);           /* the cancelled fetch completes */
+    cr_assert(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+    for (i = 0; i < sizeof(dst); ++i) {
+        cr_assert_eq(dst[i], 0xee, "written after the fetch was cancelled");
+    }
+}
+
+/* park: the fetch itself fails without a cause while the peer looks
+ * alive; the receive waits for the peer's fate, which then explains it */
+Test(failure, a_fetch_failing_without_cause_waits_for_the_peers_fate)
+{
+    static uint8_t src[3 * FAKE_RNDV_THRESH], dst[3 * FAKE_RNDV_THRESH];
+    static treq_t s, r;
+
+    eng[0]->tl->fail_next_fetch = FS_ERR_CANCELED;
+    fetch_in_flight(&s, &r, src, dst, sizeof(dst));
+    fs_engine_progress(eng[0]);           /* the fetch fails */
+    cr_expect(!r.done, "an error of unknown cause must wait for the peer's fate");
+    kill_peer(0, 1);
+    cr_assert(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+}
+
+/* and without a verdict, the same error is local, after cause_wait_ms */
+Test(failure, a_fetch_failing_without_cause_or_verdict_is_local)
+{
+    static uint8_t src[3 * FAKE_RNDV_THRESH], dst[3 * FAKE_RNDV_THRESH];
+    static treq_t s, r;
+    double t0;
+
+    params.cause_wait_ms = 100;
+    eng[0]->tl->fail_next_fetch = FS_ERR_CANCELED;
+    fetch_in_flight(&s, &r, src, dst, sizeof(dst));
+    t0 = now_s();
+    while (!r.done && (now_s() - t0 < 5)) {
+        fs_engine_progress(eng[0]);
+    }
+    cr_assert(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_LOCAL);
+    cr_expect(fs_ep_is_usable(eps[0][1]), "nobody blamed");
+}
+
+/* cancel: MPI_Cancel of a receive already matched (its fetch in flight)
+ * does nothing; the receive completes with its data */
+Test(failure, cancelling_a_receive_whose_fetch_is_in_flight_changes_nothing)
+{
+    static uint8_t src[3 * FAKE_RNDV_THRESH], dst[3 * FAKE_RNDV_THRESH];
+    static treq_t s, r;
+
+    fetch_in_flight(&s, &r, src, dst, sizeof(dst));
+    cr_expect_eq(fs_recv_cancel(&r.u.r), 0, "no longer cancellable");
+    progress_all();
+    cr_assert(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_OK);
+    cr_expect(check(dst, sizeof(dst), 9));
+    cr_expect(s.done);
+}
