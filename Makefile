@@ -6,7 +6,7 @@
 #   make install PREFIX=/some/dir
 #   make asan            build into build-asan/ with ASan+UBSan and run unit + MPI tests
 #   make tsan            build into build-tsan/ with ThreadSanitizer and run the
-#                        MPI_THREAD_MULTIPLE tests (t_threads, tf_fail_threads;
+#                        MPI_THREAD_MULTIPLE tests (t_threads*, tf_fail_threads;
 #                        part of make test, about 1 min)
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
@@ -182,7 +182,7 @@ asan:
 # Not the Criterion unit tests: Criterion cannot start under TSan (its
 # inheritable arena is mapped where TSan keeps its shadow memory,
 # Snaipe/Criterion#274), and no unit test starts a thread.
-TSAN_TESTS ?= ^(t_threads|tf_fail_threads)$$
+TSAN_TESTS ?= ^(t_threads|t_threads_stress|tf_fail_threads)$$
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 \
 	    SANITIZE="-fsanitize=thread -Wno-tsan" all
