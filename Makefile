@@ -178,7 +178,9 @@ asan:
 # linked with -fsanitize=thread, so the TSan runtime is loaded before Open MPI,
 # UCX and PMIx (not instrumented) and before the component Open MPI dlopens.
 # -Wno-tsan: Open MPI's inline atomics use atomic_thread_fence, which TSan
-# does not model (what that hides is in tests/tsan.supp and common/fs_tsan.h).
+# does not model (failstop's own code uses none; what the fences hide is
+# handled in tests/tsan.supp and src/common/fs_tsan.h).  The ranks run with
+# UCX's memory hooks off (run.sh FS_TSAN=1), which crash TSan.
 # Not the Criterion unit tests: Criterion cannot start under TSan (its
 # inheritable arena is mapped where TSan keeps its shadow memory,
 # Snaipe/Criterion#274), and no unit test starts a thread.
