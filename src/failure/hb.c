@@ -599,10 +599,14 @@ void fs_hb_leave(fs_hb_t *hb, double timeout)
 
 void fs_hb_stop(fs_hb_t *hb)
 {
+    /* Wake the thread before letting go of the lock: it sees stop only under
+     * the lock, and then closes its transport (fs_hb_close frees hb->tl), so
+     * a signal sent after the unlock could use a freed transport and a
+     * closed, perhaps already reused, file descriptor. */
     pthread_mutex_lock(&hb->lock);
     hb->stop = 1;
-    pthread_mutex_unlock(&hb->lock);
     hb->tl_ops->signal(hb->tl);
+    pthread_mutex_unlock(&hb->lock);
     pthread_join(hb->thread, NULL);
     if (hb->det != NULL) {
         fs_det_destroy(hb->det);

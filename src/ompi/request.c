@@ -5,6 +5,7 @@
  * (free_called), the core operation ended (!core_pending), and no transport
  * operation still points into it (!fs_req_busy, only after a failure). */
 #include "ompi/ompi_int.h"
+#include "common/fs_tsan.h"
 
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 #include "opal/runtime/opal_progress.h"
@@ -44,6 +45,7 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
     if (OPAL_UNLIKELY(req == NULL)) {
         return NULL;
     }
+    FS_TSAN_ACQUIRE(req);       /* from the fs_ompi_req_put that returned it */
     OMPI_REQUEST_INIT(&req->ompi, persistent);
     req->ompi.req_state           = persistent ? OMPI_REQUEST_INACTIVE :
                                                  OMPI_REQUEST_ACTIVE;
@@ -101,6 +103,7 @@ void fs_ompi_req_put(fs_ompi_req_t *req)
         req->retained = 0;
     }
     req->ompi.req_state = OMPI_REQUEST_INVALID;
+    FS_TSAN_RELEASE(req);
     opal_free_list_return(&fs_ompi.requests, &req->ompi.super);
 }
 

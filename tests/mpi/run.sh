@@ -28,6 +28,11 @@
 #   FS_TEST_NPS       rank counts (default: "2 3 4")
 #   FS_TEST_TIMEOUT   hard limit per run in seconds (default: 60)
 #   FS_ASAN=1         export ASAN_OPTIONS=detect_leaks=0 to the ranks
+#   FS_TSAN=1         ranks built with -fsanitize=thread (make tsan): export
+#                     TSAN_OPTIONS (first report ends the rank, exit 66;
+#                     suppressions tests/tsan.supp) and turn UCX's memory
+#                     hooks off (see the Makefile's tsan target); a run whose
+#                     output holds a ThreadSanitizer report fails
 #   FS_TEST_REPEAT    runs in a row of each fault test (FS_TEST_FAULT: 1) in
 #                     each config, at the first of its rank counts; the other
 #                     rank counts run once (default 1; `make test` uses 20)
@@ -90,6 +95,15 @@ if [ "${FS_ASAN:-0}" = 1 ]; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     EXTRA+=(-x ASAN_OPTIONS)
 fi
+SHOW_LINES=80
+if [ "${FS_TSAN:-0}" = 1 ]; then
+    # libucm's hooks (madvise, called by glibc while a thread exits, after
+    # TSan has dropped its state) crash TSan: UCX runs without them
+    export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:history_size=7:suppressions=$SRCDIR/../tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+    export UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no
+    EXTRA+=(-x TSAN_OPTIONS -x UCX_MEM_MMAP_HOOK_MODE -x UCX_MEM_MALLOC_HOOKS)
+    SHOW_LINES=200
+fi
 
 # t_*.c test standard MPI behaviour and run under any launcher; tf_*.c test
 # failstop-specific features and by default only run under failstop.
@@ -149,8 +163,8 @@ show_output() {
     local f
     for f in "$@"; do
         [ -s "$f" ] || continue
-        echo "    --- ${f##*.} (last 80 lines) ---"
-        tail -n 80 "$f" | sed 's/^/    /'
+        echo "    --- ${f##*.} (last $SHOW_LINES lines) ---"
+        tail -n "$SHOW_LINES" "$f" | sed 's/^/    /'
     done
 }
 
@@ -166,6 +180,15 @@ verdict_quiet() {
     local stray
     stray=$(cat "$1" "$2" | grep -E 'UCX +(WARN|ERROR)|PMIX ERROR|ORTE_ERROR_LOG|\[failstop:[0-9]+\] (WARN|ERROR)' | head -n 1)
     [ -z "$stray" ] || echo "stray output: $stray"
+}
+
+# Under FS_TSAN: a ThreadSanitizer report (or its own failure) anywhere in
+# the run's output fails it, whatever the ranks' exit status.
+verdict_tsan() {
+    [ "${FS_TSAN:-0}" = 1 ] || return 0
+    if grep -q 'ThreadSanitizer' "$1" "$2"; then
+        echo "$(grep -m 1 -ho 'ThreadSanitizer: [a-z -]*' "$1" "$2" | head -n 1)"
+    fi
 }
 
 # A test that must end the job (MPI_ERRORS_ARE_FATAL): non-zero status, not a
@@ -266,6 +289,8 @@ for name in "${TESTS[@]}"; do
                     why=$(verdict "$name" "$np" "$rc" "$out")
                     [ -n "$why" ] || why=$(verdict_quiet "$out" "$err")
                 fi
+                tsan=$(verdict_tsan "$out" "$err")
+                [ -z "$tsan" ] || why="$tsan${why:+; $why}"
             else
                 : >"$out"; : >"$err"
                 why="binary $bin missing"

@@ -11,9 +11,10 @@ enum { WINDOW = 64 };
 
 /* Every heap allocation in the process (failstop, Open MPI, UCX) goes
  * through these: exported from the executable, they interpose on libc's.
- * AddressSanitizer owns malloc itself, so under `make asan` only the
- * counters are checked (the normal build, which CI runs, checks both). */
-#if defined(__SANITIZE_ADDRESS__)
+ * AddressSanitizer and ThreadSanitizer own malloc themselves, so under
+ * their builds only the counters are checked (the normal build, which CI
+ * runs, checks both). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define FS_COUNT_HEAP 0
 static volatile unsigned long long heap_allocs;
 #else
