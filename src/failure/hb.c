@@ -282,12 +282,15 @@ static int fs_hb_commands(fs_hb_t *hb, double now)
 
 static void fs_hb_take_reports(fs_hb_t *hb, double now)
 {
-    uint32_t w, nwords = (hb->det_cfg.n + 63) / 64;
+    uint32_t w, nwords;
 
     if ((atomic_load_explicit(&hb->reports, memory_order_acquire) == 0) ||
         (hb->det == NULL)) {
         return;
     }
+    /* det_cfg is only read once det exists: this thread set it up under
+     * the lock after fs_hb_arm wrote det_cfg */
+    nwords = (hb->det_cfg.n + 63) / 64;
     atomic_store_explicit(&hb->reports, 0, memory_order_relaxed);
     for (w = 0; w < nwords; ++w) {
         uint64_t bits = atomic_exchange_explicit(&hb->reported[w], 0,
