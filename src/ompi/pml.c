@@ -139,6 +139,7 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
     opal_progress_register(fs_ompi_progress);
     /* failstop-run: this rank called MPI_Init, so it must finalize */
     fs_ompi_status_mark("init", OMPI_PROC_MY_NAME->vpid, 0);
+    fs_ompi_inject_point(FS_OMPI_PHASE_INIT);
     *priority = 5;   /* irrelevant: Open MPI only considers the named PML */
     return &fs_ompi.super;
 }
@@ -208,6 +209,9 @@ static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
         rc = fs_ompi_hb_arm();    /* once: later calls do nothing */
     }
     fs_ompi_unlock();
+    if (rc == OMPI_SUCCESS) {
+        fs_ompi_inject_point(FS_OMPI_PHASE_WIREUP);
+    }
     return rc;
 }
 
@@ -292,6 +296,9 @@ static int fs_ompi_add_comm(ompi_communicator_t *comm)
         return OMPI_ERROR;
     }
     comm->c_pml_comm = (struct mca_pml_comm_t *)fcomm;
+    if ((comm != &ompi_mpi_comm_world.comm) && (comm != &ompi_mpi_comm_self.comm)) {
+        fs_ompi_inject_point(FS_OMPI_PHASE_COMM);
+    }
     return OMPI_SUCCESS;
 }
 
@@ -306,6 +313,11 @@ static int fs_ompi_del_comm(ompi_communicator_t *comm)
      * still communicate. */
     if (OPAL_UNLIKELY(ompi_mpi_state >= OMPI_MPI_STATE_FINALIZE_PAST_COMM_SELF_DESTRUCT) &&
         (fs_ompi.engine != NULL)) {
+        fs_ompi_inject_point(FS_OMPI_PHASE_FINALIZE);
+        fs_ompi_lock();
+        fs_engine_depart_start(fs_ompi.engine);
+        fs_ompi_unlock();
+        fs_ompi_inject_point(FS_OMPI_PHASE_BYE);
         fs_ompi_lock();
         fs_engine_depart(fs_ompi.engine);
         fs_ompi_unlock();
