@@ -121,6 +121,11 @@ static inline void fs_ompi_hb_poll(void)
     }
 }
 
+/* pml.c: another process's published data; never waits for a process
+ * that did not take part in MPI_Init's full exchange */
+int  fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
+                        size_t *len);
+
 /* params.c */
 int  fs_ompi_params_register(const mca_base_component_t *component);
 int  fs_ompi_params_read(void);

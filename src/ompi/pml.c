@@ -163,6 +163,46 @@ int mca_pml_failstop_finalize(void)
 
 /* ---- processes ----------------------------------------------------------- */
 
+/* Another process's published data (its failstop or detector address).
+ * After MPI_Init's full exchange (the default: a fence that collects every
+ * process's data) the data of a process of this job is here already, or was
+ * never published: that process died in MPI_Init before the exchange (or
+ * does not run failstop).  Asked from the server, PMIx would then wait for
+ * ever for data nobody will commit, so it is only looked up here.  Without
+ * a full exchange, or for another job, it is fetched as usual. */
+int fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
+                       size_t *len)
+{
+    opal_value_t *kv = NULL, *opt;
+    opal_list_t info;
+    int rc;
+
+    *data = NULL;
+    *len  = 0;
+    OBJ_CONSTRUCT(&info, opal_list_t);
+    if (opal_pmix_collect_all_data && !opal_pmix_base_async_modex &&
+        (name->jobid == OMPI_PROC_MY_NAME->jobid)) {
+        opt = OBJ_NEW(opal_value_t);
+        opt->key       = strdup(OPAL_PMIX_OPTIONAL);
+        opt->type      = OPAL_BOOL;
+        opt->data.flag = true;
+        opal_list_append(&info, &opt->super);
+    }
+    rc = opal_pmix.get(name, key, &info, &kv);
+    OPAL_LIST_DESTRUCT(&info);
+    if ((rc != OPAL_SUCCESS) || (kv == NULL)) {
+        if (kv != NULL) {
+            OBJ_RELEASE(kv);
+        }
+        return OPAL_ERR_NOT_FOUND;
+    }
+    *data = kv->data.bo.bytes;
+    *len  = kv->data.bo.size;
+    kv->data.bo.bytes = NULL;       /* ours now */
+    OBJ_RELEASE(kv);
+    return OPAL_SUCCESS;
+}
+
 static int fs_ompi_add_proc(ompi_proc_t *proc)
 {
     void *addr = NULL;
@@ -177,9 +217,14 @@ static int fs_ompi_add_proc(ompi_proc_t *proc)
     if (proc == ompi_proc_local()) {
         st = fs_engine_ep_create_self(fs_ompi.engine, fs_ompi_proc_id(proc), proc, &ep);
     } else {
-        OPAL_MODEX_RECV(rc, fs_ompi.component, &proc->super.proc_name, &addr, &len);
+        char *key = mca_base_component_to_string(fs_ompi.component);
+
+        rc = (key != NULL) ? fs_ompi_modex_recv(&proc->super.proc_name, key, &addr, &len)
+                           : OMPI_ERR_OUT_OF_RESOURCE;
+        free(key);
         if (rc != OMPI_SUCCESS) {
-            FS_ERROR("no failstop address for process %u (is it running failstop?)",
+            FS_ERROR("no failstop address for process %u: it ended in MPI_Init before "
+                     "the address exchange, or does not run failstop",
                      proc->super.proc_name.vpid);
             return rc;
         }
