@@ -121,7 +121,7 @@ $(BUILD)/tests/%: tests/%.c $(CORE_LIB)
 	$(CC) $(PROG_CFLAGS) -Itests -MMD -MP -MF $@.d -o $@ $< $(CORE_LIB) \
 	    -lcriterion $(CORE_LIBS)
 
-$(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h \
+$(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h tests/mpi/lifetest.h \
     include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(PROG_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \

@@ -57,7 +57,15 @@ const fs_param_desc_t fs_param_table[] = {
      FS_PARAM_FIELD(max_unexpected_mb)},
     {"inject", FS_PARAM_STRING, "",
      "Fault injection for tests: RANK:after=N[:SIGNAL] makes world rank RANK "
-     "kill itself after N messages sent or received",
+     "kill itself after N messages sent or received; RANK:at=PHASE[:SIGNAL] "
+     "inside a phase of its life: init (MPI_Init, before the address "
+     "exchange), wireup (MPI_Init, endpoints to every process created), "
+     "connect (right after handing the first message to a process nothing "
+     "was exchanged with to the transport), comm (the first communicator "
+     "created after MPI_Init is added, its creation running), finalize "
+     "(MPI_Finalize, before the departure is announced), bye "
+     "(MPI_Finalize, right after it is announced). SIGNAL: KILL (default), "
+     "STOP, TERM, SEGV, ABRT or a number",
      FS_PARAM_FIELD(inject)},
     {"hb_period_ms", FS_PARAM_INT, "100",
      "Heartbeat period in ms of the failure detector (a thread with its own "

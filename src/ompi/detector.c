@@ -111,9 +111,10 @@ int fs_ompi_hb_arm(void)
         opal_process_name_t name = {.jobid = OMPI_PROC_MY_NAME->jobid, .vpid = r};
         void *data = NULL;
 
-        OPAL_MODEX_RECV_STRING(rc, FS_OMPI_HB_KEY, &name, &data, &lens[r]);
+        rc = fs_ompi_modex_recv(&name, FS_OMPI_HB_KEY, &data, &lens[r]);
         if (rc != OPAL_SUCCESS) {
-            FS_ERROR("no failure-detector address for process %u", r);
+            FS_ERROR("no failure-detector address for process %u: it ended in MPI_Init "
+                     "before the address exchange, or does not run failstop", r);
             break;
         }
         addrs[r] = data;

@@ -121,34 +121,91 @@ void fs_ompi_failure_fini(void)
     }
 }
 
-/* pml_failstop_inject = "RANK:after=N[:SIGNAL]" (SIGNAL by number or name). */
-int fs_ompi_inject_setup(const char *spec)
-{
-    unsigned long long after;
-    char signame[32] = "KILL";
-    int rank, sig, n;
+fs_ompi_phase_t fs_ompi_inject_phase = FS_OMPI_PHASE_NONE;
+static int fs_ompi_inject_phase_sig;
 
-    if ((spec == NULL) || (*spec == '\0')) {
-        return OMPI_SUCCESS;
-    }
-    n = sscanf(spec, "%d:after=%llu:%31s", &rank, &after, signame);
-    if (n < 2) {
-        FS_ERROR("pml_failstop_inject: '%s' is not RANK:after=N[:SIGNAL]", spec);
-        return OMPI_ERR_BAD_PARAM;
-    }
-    sig = atoi(signame);
+static const char *const fs_ompi_phase_names[] = {
+    [FS_OMPI_PHASE_INIT]     = "init",
+    [FS_OMPI_PHASE_WIREUP]   = "wireup",
+    [FS_OMPI_PHASE_COMM]     = "comm",
+    [FS_OMPI_PHASE_FINALIZE] = "finalize",
+    [FS_OMPI_PHASE_BYE]      = "bye",
+};
+
+void fs_ompi_inject_phase_fire(void)
+{
+    int sig = fs_ompi_inject_phase_sig;
+    const char *name = fs_ompi_phase_names[fs_ompi_inject_phase];
+
+    fs_ompi_inject_phase = FS_OMPI_PHASE_NONE;     /* once (SIGSTOP may return) */
+    FS_WARN("fault injection: killing this process with signal %d in phase %s", sig,
+            name);
+    fs_ompi_inject(NULL, sig);
+}
+
+static int fs_ompi_inject_signal(const char *signame)
+{
+    int sig = atoi(signame);
+
     if (sig <= 0) {
         const char *name = strncmp(signame, "SIG", 3) ? signame : signame + 3;
         sig = !strcmp(name, "KILL") ? SIGKILL : !strcmp(name, "TERM") ? SIGTERM :
               !strcmp(name, "STOP") ? SIGSTOP : !strcmp(name, "SEGV") ? SIGSEGV :
               !strcmp(name, "ABRT") ? SIGABRT : 0;
     }
+    return sig;
+}
+
+/* pml_failstop_inject = "RANK:after=N[:SIGNAL]" or "RANK:at=PHASE[:SIGNAL]"
+ * (SIGNAL by number or name; PHASE one of fs_ompi_phase_names or "connect",
+ * the first message to a peer nothing was exchanged with). */
+int fs_ompi_inject_setup(const char *spec)
+{
+    unsigned long long after = 0;
+    char signame[32] = "KILL", phase[32] = "";
+    int rank, sig, n, p, at = 0;
+
+    if ((spec == NULL) || (*spec == '\0')) {
+        return OMPI_SUCCESS;
+    }
+    n = sscanf(spec, "%d:after=%llu:%31s", &rank, &after, signame);
+    if (n < 2) {
+        n  = sscanf(spec, "%d:at=%31[a-z]:%31s", &rank, phase, signame);
+        at = 1;
+    }
+    if (n < 2) {
+        FS_ERROR("pml_failstop_inject: '%s' is not RANK:after=N[:SIGNAL] or "
+                 "RANK:at=PHASE[:SIGNAL]", spec);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    sig = fs_ompi_inject_signal(signame);
     if (sig <= 0) {
         FS_ERROR("pml_failstop_inject: unknown signal '%s'", signame);
         return OMPI_ERR_BAD_PARAM;
     }
-    if ((unsigned)rank == OMPI_PROC_MY_NAME->vpid) {
+    p = FS_OMPI_PHASE_NONE;
+    if (at && strcmp(phase, "connect")) {
+        for (p = FS_OMPI_PHASE_INIT; p <= FS_OMPI_PHASE_BYE; ++p) {
+            if (!strcmp(phase, fs_ompi_phase_names[p])) {
+                break;
+            }
+        }
+        if (p > FS_OMPI_PHASE_BYE) {
+            FS_ERROR("pml_failstop_inject: unknown phase '%s' (init, wireup, connect, "
+                     "comm, finalize, bye)", phase);
+            return OMPI_ERR_BAD_PARAM;
+        }
+    }
+    if ((unsigned)rank != OMPI_PROC_MY_NAME->vpid) {
+        return OMPI_SUCCESS;
+    }
+    if (!at) {
         fs_engine_inject(fs_ompi.engine, after, sig);
+    } else if (p == FS_OMPI_PHASE_NONE) {
+        fs_engine_inject_first_contact(fs_ompi.engine, sig);
+    } else {
+        fs_ompi_inject_phase     = (fs_ompi_phase_t)p;
+        fs_ompi_inject_phase_sig = sig;
     }
     return OMPI_SUCCESS;
 }

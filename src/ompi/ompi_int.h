@@ -121,6 +121,11 @@ static inline void fs_ompi_hb_poll(void)
     }
 }
 
+/* pml.c: another process's published data; never waits for a process
+ * that did not take part in MPI_Init's full exchange */
+int  fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
+                        size_t *len);
+
 /* params.c */
 int  fs_ompi_params_register(const mca_base_component_t *component);
 int  fs_ompi_params_read(void);
@@ -145,6 +150,29 @@ void fs_ompi_inject(void *host_arg, int sig);
 void fs_ompi_failure_init(void);
 void fs_ompi_failure_fini(void);
 int  fs_ompi_inject_setup(const char *spec);
+
+/* Points of a process's life where pml_failstop_inject "RANK:at=PHASE" can
+ * end it (tests of death inside each phase, docs/PARAMETERS.md). */
+typedef enum fs_ompi_phase {
+    FS_OMPI_PHASE_NONE = 0,
+    FS_OMPI_PHASE_INIT,       /* MPI_Init: address published, before the modex */
+    FS_OMPI_PHASE_WIREUP,     /* MPI_Init: endpoints to every process created */
+    FS_OMPI_PHASE_COMM,       /* the first communicator created after MPI_Init
+                                 is added to the PML (its creation is running) */
+    FS_OMPI_PHASE_FINALIZE,   /* MPI_Finalize, before the departure is announced */
+    FS_OMPI_PHASE_BYE         /* MPI_Finalize, right after the BYEs are sent */
+} fs_ompi_phase_t;
+
+extern fs_ompi_phase_t fs_ompi_inject_phase;
+void fs_ompi_inject_phase_fire(void);
+
+/* Ends this process here if pml_failstop_inject names this phase. */
+static inline void fs_ompi_inject_point(fs_ompi_phase_t phase)
+{
+    if (OPAL_UNLIKELY(fs_ompi_inject_phase == phase) && (phase != FS_OMPI_PHASE_NONE)) {
+        fs_ompi_inject_phase_fire();
+    }
+}
 
 /* datatype.c */
 size_t fs_ompi_dt_pack(void *dt, size_t offset, void *dst, size_t max);

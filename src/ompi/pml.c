@@ -139,6 +139,7 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
     opal_progress_register(fs_ompi_progress);
     /* failstop-run: this rank called MPI_Init, so it must finalize */
     fs_ompi_status_mark("init", OMPI_PROC_MY_NAME->vpid, 0);
+    fs_ompi_inject_point(FS_OMPI_PHASE_INIT);
     *priority = 5;   /* irrelevant: Open MPI only considers the named PML */
     return &fs_ompi.super;
 }
@@ -162,6 +163,46 @@ int mca_pml_failstop_finalize(void)
 
 /* ---- processes ----------------------------------------------------------- */
 
+/* Another process's published data (its failstop or detector address).
+ * After MPI_Init's full exchange (the default: a fence that collects every
+ * process's data) the data of a process of this job is here already, or was
+ * never published: that process died in MPI_Init before the exchange (or
+ * does not run failstop).  Asked from the server, PMIx would then wait for
+ * ever for data nobody will commit, so it is only looked up here.  Without
+ * a full exchange, or for another job, it is fetched as usual. */
+int fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
+                       size_t *len)
+{
+    opal_value_t *kv = NULL, *opt;
+    opal_list_t info;
+    int rc;
+
+    *data = NULL;
+    *len  = 0;
+    OBJ_CONSTRUCT(&info, opal_list_t);
+    if (opal_pmix_collect_all_data && !opal_pmix_base_async_modex &&
+        (name->jobid == OMPI_PROC_MY_NAME->jobid)) {
+        opt = OBJ_NEW(opal_value_t);
+        opt->key       = strdup(OPAL_PMIX_OPTIONAL);
+        opt->type      = OPAL_BOOL;
+        opt->data.flag = true;
+        opal_list_append(&info, &opt->super);
+    }
+    rc = opal_pmix.get(name, key, &info, &kv);
+    OPAL_LIST_DESTRUCT(&info);
+    if ((rc != OPAL_SUCCESS) || (kv == NULL)) {
+        if (kv != NULL) {
+            OBJ_RELEASE(kv);
+        }
+        return OPAL_ERR_NOT_FOUND;
+    }
+    *data = kv->data.bo.bytes;
+    *len  = kv->data.bo.size;
+    kv->data.bo.bytes = NULL;       /* ours now */
+    OBJ_RELEASE(kv);
+    return OPAL_SUCCESS;
+}
+
 static int fs_ompi_add_proc(ompi_proc_t *proc)
 {
     void *addr = NULL;
@@ -176,9 +217,14 @@ static int fs_ompi_add_proc(ompi_proc_t *proc)
     if (proc == ompi_proc_local()) {
         st = fs_engine_ep_create_self(fs_ompi.engine, fs_ompi_proc_id(proc), proc, &ep);
     } else {
-        OPAL_MODEX_RECV(rc, fs_ompi.component, &proc->super.proc_name, &addr, &len);
+        char *key = mca_base_component_to_string(fs_ompi.component);
+
+        rc = (key != NULL) ? fs_ompi_modex_recv(&proc->super.proc_name, key, &addr, &len)
+                           : OMPI_ERR_OUT_OF_RESOURCE;
+        free(key);
         if (rc != OMPI_SUCCESS) {
-            FS_ERROR("no failstop address for process %u (is it running failstop?)",
+            FS_ERROR("no failstop address for process %u: it ended in MPI_Init before "
+                     "the address exchange, or does not run failstop",
                      proc->super.proc_name.vpid);
             return rc;
         }
@@ -208,6 +254,9 @@ static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
         rc = fs_ompi_hb_arm();    /* once: later calls do nothing */
     }
     fs_ompi_unlock();
+    if (rc == OMPI_SUCCESS) {
+        fs_ompi_inject_point(FS_OMPI_PHASE_WIREUP);
+    }
     return rc;
 }
 
@@ -292,6 +341,9 @@ static int fs_ompi_add_comm(ompi_communicator_t *comm)
         return OMPI_ERROR;
     }
     comm->c_pml_comm = (struct mca_pml_comm_t *)fcomm;
+    if ((comm != &ompi_mpi_comm_world.comm) && (comm != &ompi_mpi_comm_self.comm)) {
+        fs_ompi_inject_point(FS_OMPI_PHASE_COMM);
+    }
     return OMPI_SUCCESS;
 }
 
@@ -306,6 +358,11 @@ static int fs_ompi_del_comm(ompi_communicator_t *comm)
      * still communicate. */
     if (OPAL_UNLIKELY(ompi_mpi_state >= OMPI_MPI_STATE_FINALIZE_PAST_COMM_SELF_DESTRUCT) &&
         (fs_ompi.engine != NULL)) {
+        fs_ompi_inject_point(FS_OMPI_PHASE_FINALIZE);
+        fs_ompi_lock();
+        fs_engine_depart_start(fs_ompi.engine);
+        fs_ompi_unlock();
+        fs_ompi_inject_point(FS_OMPI_PHASE_BYE);
         fs_ompi_lock();
         fs_engine_depart(fs_ompi.engine);
         fs_ompi_unlock();

@@ -197,6 +197,10 @@ void        fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps,
 /* Test hook: after this many more messages sent or received, the process
  * raises sig on itself (pml_failstop_inject). */
 void        fs_engine_inject(fs_engine_t *engine, uint64_t after, int sig);
+/* Test hook: the process raises sig on itself right after it handed the
+ * first message to a remote peer it has exchanged no message with to the
+ * transport (first contact: the transport's wire-up is in progress). */
+void        fs_engine_inject_first_contact(fs_engine_t *engine, int sig);
 
 /* ---- point-to-point ---- */
 void        fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,

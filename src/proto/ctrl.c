@@ -225,12 +225,30 @@ void fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps, size_t coun
 
 void fs_engine_inject(fs_engine_t *engine, uint64_t after, int sig)
 {
-    engine->inject_left = (after == 0) ? 1 : after;
-    engine->inject_sig  = sig;
+    engine->inject_left    = (after == 0) ? 1 : after;
+    engine->inject_sig     = sig;
+    engine->inject_contact = 0;
 }
 
-void fs_engine_inject_fire(fs_engine_t *engine)
+/* Every message then takes fs_engine_inject_fire's slow path, which looks
+ * for the first one to a peer nothing was exchanged with. */
+void fs_engine_inject_first_contact(fs_engine_t *engine, int sig)
 {
-    FS_WARN("fault injection: killing this process with signal %d", engine->inject_sig);
+    engine->inject_left    = 1;
+    engine->inject_sig     = sig;
+    engine->inject_contact = 1;
+}
+
+void fs_engine_inject_fire(fs_engine_t *engine, const fs_ep_t *ep)
+{
+    if (engine->inject_contact &&
+        ((ep == NULL) || (ep->tx_msgs != 1) || (ep->rx_msgs != 0))) {
+        engine->inject_left = 1;            /* not a first contact: look on */
+        return;
+    }
+    FS_WARN("fault injection: killing this process with signal %d%s", engine->inject_sig,
+            engine->inject_contact ? " at first contact with a peer" : "");
+    engine->inject_contact = 0;             /* once (SIGSTOP returns) */
+    engine->inject_left    = UINT64_MAX;
     engine->host->inject(engine->host_arg, engine->inject_sig);
 }

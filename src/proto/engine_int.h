@@ -126,6 +126,7 @@ struct fs_engine {
     int                    external_propagation;
     uint64_t               inject_left;     /* messages until injected death */
     int                    inject_sig;
+    int                    inject_contact;  /* die at first contact instead */
     fs_mpool_t             copy_pools[FS_COPY_CLASSES];
     size_t                 unexpected_bytes; /* all that stored messages hold */
     size_t                 unexpected_limit;
@@ -207,7 +208,7 @@ static inline void fs_engine_after_progress(fs_engine_t *engine)
         fs_ctrl_flush_notices(engine);
     }
 }
-void        fs_engine_inject_fire(fs_engine_t *engine);
+void        fs_engine_inject_fire(fs_engine_t *engine, const fs_ep_t *ep);
 
 /* Gives a held transport descriptor back.  The one of the upcall running
  * is the transport's again when the upcall returns (tl.h), which must then
@@ -220,11 +221,12 @@ static inline void fs_engine_release_desc(fs_engine_t *engine, void *desc)
     engine->tl_ops->release(engine->tl, desc);
 }
 
-/* Counts a message toward pml_failstop_inject (UINT64_MAX: never). */
-static inline void fs_engine_count_msg(fs_engine_t *engine)
+/* Counts a message toward pml_failstop_inject (UINT64_MAX: never); ep is
+ * the remote peer a message was just sent to, else NULL. */
+static inline void fs_engine_count_msg(fs_engine_t *engine, const fs_ep_t *ep)
 {
     if (fs_unlikely(--engine->inject_left == 0)) {
-        fs_engine_inject_fire(engine);
+        fs_engine_inject_fire(engine, ep);
     }
 }
 

@@ -284,7 +284,7 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
     fresh.desc      = rndv ? rx->desc : NULL;
     fresh.self_sreq = NULL;
     ++engine->stats.msgs_received;
-    fs_engine_count_msg(engine);
+    fs_engine_count_msg(engine, NULL);
 
     if (fs_unlikely(comm == NULL)) {
         return fs_rx_stash_early(engine, &fresh, rx);

@@ -87,7 +87,7 @@ static fs_status_t fs_send_self(fs_engine_t *engine, fs_send_t *sreq)
     fresh.desc      = NULL;
     fresh.self_sreq = sreq;
     ++engine->stats.msgs_sent;
-    fs_engine_count_msg(engine);
+    fs_engine_count_msg(engine, NULL);
 
     posted = fs_mq_match_posted(&comm->mq, &peer->bin, fresh.mq.tag);
     if (posted != NULL) {
@@ -125,7 +125,7 @@ static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
         ++peer->tx_seq;
         ++ep->tx_msgs;
         ++engine->stats.msgs_sent;
-        fs_engine_count_msg(engine);
+        fs_engine_count_msg(engine, ep);
     }
     return status;
 }

@@ -245,6 +245,95 @@ static inline void ft_survivors_exchange(const int *live, int n, int tag)
     free(rq);
 }
 
+/* Asserts that rc reports a failed process or, for a process that announced
+ * its departure (MPI_Finalize) before it died, the "left" outcome: class
+ * MPI_ERR_OTHER, "already called MPI_Finalize" (docs/SEMANTICS.md). */
+static inline void ft_expect_failed_or_left(mt_loc at, int rc, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+
+    if (rc != MPI_SUCCESS && mt_errclass(rc) == MPI_ERR_OTHER &&
+        MPI_Error_string(rc, s, &n) == MPI_SUCCESS && strstr(s, "MPI_Finalize") != NULL)
+        return;
+    ft_expect_failed(at, rc, what);
+}
+
+/* The lifecycle tests' victim records its pid (FAILSTOP_STATUS_DIR/
+ * testpid.<rank>), so that survivors can look at it without contacting it. */
+static inline void ft_publish_pid(void)
+{
+    const char *dir = getenv("FAILSTOP_STATUS_DIR");
+    char path[4096];
+    FILE *f;
+
+    mt_expect(MT_HERE, dir != NULL && *dir != '\0', "no FAILSTOP_STATUS_DIR");
+    snprintf(path, sizeof path, "%s/testpid.%d", dir, mt_rank());
+    f = fopen(path, "w");
+    mt_expect(MT_HERE, f != NULL, "cannot write %s", path);
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+}
+
+/* The pid rank r published (ft_publish_pid), waiting for it at most
+ * FT_DEADLINE seconds. */
+static inline int ft_peer_pid(int r)
+{
+    const char *dir = getenv("FAILSTOP_STATUS_DIR");
+    char path[4096];
+    double t0 = mt_now();
+    int pid = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/testpid.%d", dir ? dir : ".", r);
+    while (pid <= 0) {
+        f = fopen(path, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%d", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        if (pid <= 0 && mt_now() - t0 > FT_DEADLINE)
+            mt_fail(MT_HERE, "rank %d published no pid in %s", r, path);
+        if (pid <= 0)
+            mt_sleep_ms(10);
+    }
+    return pid;
+}
+
+/* Survivors' first operations with process v, dead (or hung) before anyone
+ * contacted it: a 100 kB send (rank 0), a receive (rank 1), a synchronous
+ * send (the others) and then a broadcast rooted at v all end with the
+ * failure class, never MPI_ERR_INTERN, within the watchdog's deadline; the
+ * survivors then keep talking among themselves. */
+static inline void ft_dead_peer_first_ops(int v, int tag)
+{
+    static char buf[100000];
+    int me = mt_rank(), n = mt_size(), i, nlive = 0, live[64];
+
+    mt_expect(MT_HERE, n <= 64, "at most 64 ranks");
+    ft_watchdog_arm(MT_HERE, "first operation with a process dead before first contact");
+    if (me == 0) {
+        ft_expect_failed(MT_HERE, MPI_Send(buf, sizeof buf, MPI_CHAR, v, tag,
+                                           MPI_COMM_WORLD),
+                         "100 kB send to a process dead before first contact");
+    } else if (me == 1) {
+        ft_expect_failed(MT_HERE, MPI_Recv(buf, sizeof buf, MPI_CHAR, v, tag,
+                                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         "receive from a process dead before first contact");
+    } else {
+        ft_expect_failed(MT_HERE, MPI_Ssend(buf, 1, MPI_CHAR, v, tag, MPI_COMM_WORLD),
+                         "synchronous send to a process dead before first contact");
+    }
+    ft_expect_failed(MT_HERE, MPI_Bcast(buf, 10, MPI_CHAR, v, MPI_COMM_WORLD),
+                     "broadcast rooted at a process dead before first contact");
+    ft_watchdog_disarm();
+    for (i = 0; i < n; i++)
+        if (i != v)
+            live[nlive++] = i;
+    ft_survivors_exchange(live, nlive, tag + 1);
+}
+
 /* Survivors' end: finalize (which must complete after a failure) and
  * print the OK line.  No collective on MPI_COMM_WORLD: it has a failed
  * member and is collectively inactive. */

@@ -358,6 +358,21 @@ Test(failure, injected_death_after_n_messages, .signal = SIGTERM)
     cr_assert_fail("still alive after the third message");
 }
 
+Test(failure, injected_death_at_first_contact, .signal = SIGTERM)
+{
+    uint8_t v = 0, got = 1;
+    treq_t s, r;
+
+    fs_engine_inject_first_contact(eng[1], SIGTERM);
+    send_msg(&s, 0, 1, 1, &v, 1, FS_SEND_STANDARD);
+    recv_msg(&r, 1, 0, 1, &got, 1);
+    progress_all();
+    cr_expect(r.done, "a message received is no first contact");
+    send_msg(&s, 1, 0, 1, &v, 1, FS_SEND_STANDARD);  /* 0 contacted us already */
+    send_msg(&s, 1, 2, 1, &v, 1, FS_SEND_STANDARD);  /* first contact: kills */
+    cr_assert_fail("still alive after the first message to a peer never contacted");
+}
+
 /* ---- resource exhaustion: an error of its channel, never a hang ---------- */
 
 Test(failure, a_message_not_kept_breaks_its_channel_after_what_came_before)

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# tests/hosts/hosts.sh: simulated hosts on this machine, for tests that need
+# several nodes (issue 11).  Source it, then:
+#   hosts_up N     creates hosts h1..hN: each a network namespace with its
+#                  own UTS (hostname hI) and IPC namespaces, held by a
+#                  sleeping process, joined by a veth pair to a bridge in a
+#                  switch namespace (10.77.0.I/24, MTU 1500); writes
+#                  $HOSTS_DIR/hostfile and $HOSTS_DIR/agent (Open MPI's
+#                  plm_rsh_agent: enters the named host and runs the command)
+#   hosts_run I CMD...   runs CMD inside host hI
+#   hosts_link I up|down   brings hI's link up or down (from the switch side)
+#   hosts_down     removes everything (also on any exit of the caller:
+#                  hosts_up installs an EXIT trap that calls it)
+# Nothing is created in the root namespace but the namespaces' names
+# (ip netns) and HOSTS_DIR.  Needs root and iproute2.
+HOSTS_DIR=""
+HOSTS_N=0
+HOSTS_TAG="fs$$"
+
+hosts_ns() { echo "${HOSTS_TAG}h$1"; }
+
+hosts_down() {
+    local i pid
+    [ -n "$HOSTS_DIR" ] || return 0
+    for ((i = 1; i <= HOSTS_N; i++)); do
+        pid=$(cat "$HOSTS_DIR/h$i.pid" 2>/dev/null) && kill -KILL "$pid" 2>/dev/null
+        ip netns del "$(hosts_ns "$i")" 2>/dev/null
+    done
+    ip netns del "${HOSTS_TAG}sw" 2>/dev/null
+    rm -rf "$HOSTS_DIR"
+    HOSTS_DIR="" HOSTS_N=0
+}
+
+# hI's holder: a process in its network, UTS and IPC namespaces.
+hosts_holder() {
+    local i=$1 ns
+    ns=$(hosts_ns "$i")
+    ip netns exec "$ns" unshare --uts --ipc --fork --kill-child \
+        sh -c "hostname h$i; echo \$\$ > '$HOSTS_DIR/h$i.pid'; exec sleep 100000" 2>/dev/null &
+    while [ ! -s "$HOSTS_DIR/h$i.pid" ]; do sleep 0.02; done
+}
+
+hosts_up() {
+    local n=$1 i ns sw
+    HOSTS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fs-hosts.XXXXXX") || return 1
+    HOSTS_N=$n
+    trap 'hosts_down' EXIT
+    sw="${HOSTS_TAG}sw"
+    ip netns add "$sw" || return 1
+    ip netns exec "$sw" ip link add br0 type bridge
+    ip netns exec "$sw" ip link set br0 up
+    : > "$HOSTS_DIR/hostfile"
+    for ((i = 1; i <= n; i++)); do
+        ns=$(hosts_ns "$i")
+        ip netns add "$ns" || return 1
+        ip link add "${HOSTS_TAG}e$i" netns "$ns" type veth peer name "p$i" netns "$sw" ||
+            return 1
+        ip netns exec "$ns" ip link set "${HOSTS_TAG}e$i" name eth0
+        ip netns exec "$ns" ip addr add "10.77.0.$i/24" dev eth0
+        ip netns exec "$ns" ip link set eth0 up
+        ip netns exec "$ns" ip link set lo up
+        ip netns exec "$sw" ip link set "p$i" master br0
+        ip netns exec "$sw" ip link set "p$i" up
+        hosts_holder "$i"
+        echo "h$i slots=2" >> "$HOSTS_DIR/hostfile"
+        echo "10.77.0.$i h$i" >> "$HOSTS_DIR/hosts"
+    done
+    # Open MPI's rsh launcher: AGENT [options] HOST COMMAND...
+    cat > "$HOSTS_DIR/agent" <<AGENT
+#!/usr/bin/env bash
+while [ "\${1#-}" != "\$1" ]; do shift; done
+host=\$1; shift
+pid=\$(cat "$HOSTS_DIR/\$host.pid") || { echo "agent: no host \$host" >&2; exit 255; }
+exec nsenter -t "\$pid" --net --uts --ipc -- /bin/sh -c "\$*"
+AGENT
+    chmod +x "$HOSTS_DIR/agent"
+}
+
+hosts_run() {
+    local i=$1 pid
+    shift
+    pid=$(cat "$HOSTS_DIR/h$i.pid")
+    nsenter -t "$pid" --net --uts --ipc -- "$@"
+}
+
+hosts_link() {
+    ip netns exec "${HOSTS_TAG}sw" ip link set "p$1" "$2"
+}
