@@ -23,7 +23,9 @@ static const unsigned fs_ep_allowed[FS_EP_STATE_COUNT] = {
     [FS_EP_SUSPECTED]  = FS_EP_BIT(FS_EP_FAILED) | FS_EP_BIT(FS_EP_CLOSED),
     [FS_EP_LEAVING]    = FS_EP_BIT(FS_EP_LEFT) | FS_EP_BIT(FS_EP_FAILED) |
                          FS_EP_BIT(FS_EP_CLOSED),
-    [FS_EP_LEFT]       = FS_EP_BIT(FS_EP_CLOSED),
+    /* a departed peer found dead by the detector before its departure
+     * was complete (src/proto/engine.c fs_engine_peer_suspected) */
+    [FS_EP_LEFT]       = FS_EP_BIT(FS_EP_FAILED) | FS_EP_BIT(FS_EP_CLOSED),
     [FS_EP_FAILED]     = FS_EP_BIT(FS_EP_CLOSED),
     [FS_EP_CLOSED]     = 0,
 };

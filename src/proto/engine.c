@@ -252,9 +252,12 @@ static void fs_engine_closed(fs_tl_op_t *op, fs_status_t status, size_t length)
 
 void fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep)
 {
-    /* a process that announced its departure stops beating when it goes:
-     * leaving is not failing */
-    if ((ep->state == FS_EP_LEAVING) || ep->is_self || fs_ep_is_gone(ep)) {
+    /* A process that announced its departure (BYE) keeps beating until
+     * the last step of MPI_Finalize, where it tells the detector (LEAVE):
+     * the detector's verdict on it means it died inside MPI_Finalize.  Its
+     * messages were delivered; what still waits on it, collectives above
+     * all, must end, not hang. */
+    if (ep->is_self || (ep->state == FS_EP_FAILED) || (ep->state == FS_EP_CLOSED)) {
         return;
     }
     /* Disconnect before failing its operations: over a transport without
@@ -269,7 +272,11 @@ void fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep)
         engine->tl_ops->ep_close(engine->tl, ep->tl_ep, 1, &ep->close_op);
         ep->tl_ep = NULL;
     }
-    fs_peer_fail(engine, ep, NULL, NULL);
+    if ((ep->state == FS_EP_LEAVING) || (ep->state == FS_EP_LEFT)) {
+        fs_peer_fail_departed(engine, ep);
+    } else {
+        fs_peer_fail(engine, ep, NULL, NULL);
+    }
     fs_engine_after_progress(engine);
 }
 

@@ -245,6 +245,9 @@ fs_status_t fs_peer_status(const fs_ep_t *ep);
  * (another process) told us. */
 void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
                          fs_ep_t *reporter);
+/* ep announced its departure (LEAVING or LEFT) but died before it was
+ * complete (the detector's verdict): failed after all. */
+void        fs_peer_fail_departed(fs_engine_t *engine, fs_ep_t *ep);
 /* A receive from peer with this tag ended with the failure error. */
 void        fs_comm_poison(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);

@@ -457,16 +457,12 @@ void fs_chan_die(fs_comm_t *comm, int32_t rank)
     fs_comm_fail_list(comm, &comm->mq.wild_posted, -1, FS_ERR_NO_MEMORY);
 }
 
-void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
-                  fs_ep_t *reporter)
+static void fs_peer_fail_now(fs_engine_t *engine, fs_ep_t *ep,
+                             const fs_fault_row_t *row, fs_ep_t *reporter)
 {
     fs_status_t status;
     fs_list_t *c;
 
-    if (ep->is_self || fs_ep_is_gone(ep)) {
-        /* already failed, or left normally: leaving is not failing */
-        return;
-    }
     if (ep->state == FS_EP_SUSPECTED) {
         --engine->suspects;         /* its fate is known now */
     }
@@ -486,6 +482,24 @@ void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
     if (status == FS_ERR_PEER_FAILED) {
         fs_ctrl_notify_failure(engine, ep, reporter);
         engine->host->peer_failed(engine->host_arg, ep, reporter != NULL);
+    }
+}
+
+void fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row,
+                  fs_ep_t *reporter)
+{
+    if (ep->is_self || fs_ep_is_gone(ep)) {
+        /* already failed, or left normally: leaving is not failing (its
+         * links break as it exits) */
+        return;
+    }
+    fs_peer_fail_now(engine, ep, row, reporter);
+}
+
+void fs_peer_fail_departed(fs_engine_t *engine, fs_ep_t *ep)
+{
+    if ((ep->state == FS_EP_LEAVING) || (ep->state == FS_EP_LEFT)) {
+        fs_peer_fail_now(engine, ep, NULL, NULL);
     }
 }
 

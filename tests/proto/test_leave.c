@@ -138,3 +138,28 @@ Test(leave, a_failed_peer_ends_the_wait)
     cr_expect(settle(0, 3));
     cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
 }
+
+/* Issue 10, lifecycle (tf_life_bye): a peer that said BYE and then died
+ * inside MPI_Finalize, before telling the detector.  Its links breaking
+ * are no failure (leaving is not failing), but the detector's verdict is:
+ * collectives waiting on the communicator end instead of waiting for
+ * messages a survivor upstream will never forward. */
+Test(leave, a_departed_peer_the_detector_finds_dead_has_failed)
+{
+    uint8_t got;
+    treq_t r, c;
+
+    fs_engine_depart_start(eng[1]);        /* BYE, nothing pending */
+    progress_all();
+    cr_assert_eq(eps[0][1]->state, FS_EP_LEFT);
+    recv_msg(&c, 0, 2, -7, &got, 1);       /* a collective's receive from 2 */
+    fake_fail_ep(eps[0][1]->tl_ep, -25);   /* its link breaks as it goes */
+    cr_expect_eq(eps[0][1]->state, FS_EP_LEFT, "a link breaking is no verdict");
+    cr_expect_not(c.done);
+    fs_engine_peer_suspected(eng[0], eps[0][1]);
+    cr_expect_eq(eps[0][1]->state, FS_EP_FAILED);
+    cr_expect_eq(peer_failed_calls, 1);
+    cr_assert(c.done, "the collective waited on a communicator with a failed member");
+    cr_expect_eq(c.u.r.super.status, FS_ERR_COLL_INACTIVE);
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &got, 1), FS_ERR_PEER_FAILED);
+}
