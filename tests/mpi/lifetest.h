@@ -67,6 +67,25 @@ static inline int life_connect(int *argc, char ***argv, const char *name, int st
     return ft_finish();
 }
 
+/* Open MPI 4.1 turns any failure inside the context-id agreement of a
+ * communicator creation into MPI_ERR_INTERN, whatever the PML returned
+ * (ompi/communicator/comm_request.c, v4.1.4 line 147: "MPI_ERROR = (OMPI_SUCCESS
+ * == rc) ? MPI_SUCCESS : MPI_ERR_INTERN"; Open MPI 5 passes the error on).
+ * A PML cannot change that code, so there MPI_ERR_INTERN is accepted -- only
+ * if the failure query on the parent names the dead process, which is how a
+ * program learns why its creation failed (docs/SEMANTICS.md). */
+static inline int life_cid_intern(int rc, int v)
+{
+    int cls = MPI_SUCCESS;
+
+    MPI_Error_class(rc, &cls);
+    if (cls != MPI_ERR_INTERN)
+        return 0;
+    mt_expect(MT_HERE, ft_is_known_failed(MPI_COMM_WORLD, v), "MPI_Comm_split "
+              "returned MPI_ERR_INTERN and process %d is not known failed", v);
+    return 1;
+}
+
 /* Death during communicator creation: every process splits
  * MPI_COMM_WORLD; v dies or stops in it (at=comm: once the context id is
  * agreed and the PML has the new communicator, while Open MPI's activation
@@ -92,7 +111,9 @@ static inline int life_comm(int *argc, char ***argv, const char *name, int stop)
     ft_watchdog_arm(MT_HERE, "MPI_Comm_split with a process dying in it");
     rc = MPI_Comm_split(MPI_COMM_WORLD, 0, me, &c);
     mt_expect(MT_HERE, me != v, "process %d outlived its injected death", v);
-    if (rc != MPI_SUCCESS) {
+    if ((rc != MPI_SUCCESS) && life_cid_intern(rc, v)) {
+        /* Open MPI 4.1 limitation, see life_cid_intern */
+    } else if (rc != MPI_SUCCESS) {
         ft_expect_failed(MT_HERE, rc, "MPI_Comm_split with a process dying in it");
     } else {
         ft_expect_failed(MT_HERE, MPI_Bcast(&x, 1, MPI_INT, v, c),
