@@ -57,9 +57,11 @@ static const fs_fault_row_t fs_fault_rows[] = {
     FS_UCX(-4, FS_ANY, LOCAL_FATAL, "UCS_ERR_NO_MEMORY",
            "local allocation or registration failed"),
     FS_UCX(-5, FS_ANY, USER_ERROR, "UCS_ERR_INVALID_PARAM", "invalid argument"),
-    FS_UCX(-6, FS_FAULT_CTX_EP_CREATE, LOCAL_FATAL, "UCS_ERR_UNREACHABLE",
-           "at ucp_ep_create: no transport supports PEER error handling "
-           "(posix, sysv, self, cma measured): configuration"),
+    FS_UCX(-6, FS_FAULT_CTX_EP_CREATE, FLUSH, "UCS_ERR_UNREACHABLE",
+           "at ucp_ep_create: over TCP the peer refused the connection (it "
+           "died during wire-up, measured), or no transport supports PEER "
+           "error handling (posix, sysv, self, cma measured: configuration): "
+           "follows the peer's fate, local if none"),
     FS_UCX(-6, FS_CTX_ESTABLISHED, PEER_SUSPECTED, "UCS_ERR_UNREACHABLE",
            "no route to an existing peer (wireup, rdmacm UNREACHABLE)"),
     FS_UCX(-7, FS_ANY, USER_ERROR, "UCS_ERR_INVALID_ADDR",

@@ -33,6 +33,7 @@
 #define FS_HB_RXQ      256  /* messages queued by one progress call */
 #define FS_HB_RX_DATA  8    /* of which carrying a SYNC payload */
 #define FS_HB_TX       16   /* sends in flight (UDP completes them at once) */
+#define FS_HB_EARLY    64   /* engine reports kept until fs_hb_arm */
 
 typedef struct fs_hb_rx {
     fs_det_msg_t msg;
@@ -71,6 +72,8 @@ struct fs_hb {
     fs_det_stats_t     stats_copy;
     /* engine reports: any thread; a bitmap */
     _Atomic uint64_t  *reported;
+    uint32_t           early[FS_HB_EARLY];  /* under lock, before arm */
+    unsigned           nearly;
     atomic_uint        reports;
     /* detector thread only */
     fs_det_t          *det;
@@ -499,6 +502,26 @@ static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
     return FS_OK;
 }
 
+/* Before fs_hb_arm the reports wait in hb->early (a failure found while
+ * endpoints are created, in MPI_Init): fs_hb_arm passes them on.  Returns 1
+ * if rank was taken care of here. */
+static int fs_hb_report_early(fs_hb_t *hb, uint32_t rank)
+{
+    int done = 1;
+
+    pthread_mutex_lock(&hb->lock);
+    if (hb->reported != NULL) {
+        done = (rank >= hb->det_cfg.n);
+    } else if (hb->nearly < FS_HB_EARLY) {
+        hb->early[hb->nearly++] = rank;
+    } else {
+        FS_WARN("failure detector: too many failures before it started; "
+                "process %u is left to its own detection", rank);
+    }
+    pthread_mutex_unlock(&hb->lock);
+    return done;
+}
+
 /* The job's identity, the same in every process without a word exchanged:
  * a hash of the detector addresses of all ranks (each an IP address and an
  * ephemeral port), which every process read from the same modex. */
@@ -524,6 +547,7 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
                       const fs_hb_host_t *host)
 {
     fs_status_t status;
+    unsigned i;
 
     pthread_mutex_lock(&hb->lock);
     if (hb->armed) {
@@ -536,6 +560,14 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
         hb->det_cfg.n   = n;
         hb->det_cfg.me  = me;
         hb->det_cfg.job = fs_hb_job_id(n, addrs, lens);
+        for (i = 0; i < hb->nearly; ++i) {
+            if (hb->early[i] < n) {
+                atomic_fetch_or_explicit(&hb->reported[hb->early[i] / 64],
+                                         1ull << (hb->early[i] % 64),
+                                         memory_order_relaxed);
+                atomic_fetch_add_explicit(&hb->reports, 1, memory_order_release);
+            }
+        }
         /* start-up: ranks arm at different moments */
         hb->det_cfg.grace = 1.0 + log((double)n + 1.0);
         hb->armed       = 1;
@@ -548,7 +580,7 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
 
 void fs_hb_report(fs_hb_t *hb, uint32_t rank)
 {
-    if ((hb->reported == NULL) || (rank >= hb->det_cfg.n)) {
+    if (fs_hb_report_early(hb, rank)) {
         return;
     }
     atomic_fetch_or_explicit(&hb->reported[rank / 64], 1ull << (rank % 64),

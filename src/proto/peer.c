@@ -38,13 +38,29 @@ void fs_req_untrack(fs_req_t *req)
  * process_vm_readv completes the fetch at once and schedules the endpoint
  * error for the next progress).  The request waits, on the peer's in-flight
  * list, for the peer's failure or for cause_wait_ms; then it is local. */
+/* By when ep's fate must be known: cause_wait_ms from now, or later if the
+ * host's failure detector needs longer to decide on a process that died
+ * now (during start-up it allows a grace for the first heartbeat). */
+static double fs_peer_fate_deadline(fs_engine_t *engine, fs_ep_t *ep)
+{
+    double deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+
+    if ((ep != NULL) && (engine->host->fate_deadline != NULL)) {
+        double verdict = engine->host->fate_deadline(engine->host_arg, ep);
+        if (verdict > deadline) {
+            deadline = verdict;
+        }
+    }
+    return deadline;
+}
+
 void fs_req_park(fs_req_t *req)
 {
     fs_engine_t *engine = req->engine;
 
-    /* each request waits its own cause_wait_ms; the engine keeps the
-     * earliest deadline so that progress checks one number */
-    req->deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
+    /* each request waits its own time; the engine keeps the earliest
+     * deadline so that progress checks one number */
+    req->deadline = fs_peer_fate_deadline(engine, req->ep);
     if ((engine->parked++ == 0) || (req->deadline < engine->park_deadline)) {
         engine->park_deadline = req->deadline;
     }
@@ -111,13 +127,7 @@ void fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row
     FS_DEBUG("endpoint to %#llx broke (%s): waiting for the peer's fate",
              (unsigned long long)ep->id, row->name);
     ep->fault         = row;
-    ep->fate_deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
-    if (engine->host->fate_deadline != NULL) {
-        double verdict = engine->host->fate_deadline(engine->host_arg, ep);
-        if (verdict > ep->fate_deadline) {
-            ep->fate_deadline = verdict;
-        }
-    }
+    ep->fate_deadline = fs_peer_fate_deadline(engine, ep);
     ++engine->suspects;
 }
 
@@ -259,8 +269,8 @@ void fs_peer_parked_expire(fs_engine_t *engine)
     engine->park_deadline = next_deadline;
     if (expired != 0) {
         FS_WARN("%u operation(s) failed without a peer failure to explain it "
-                "within %d ms: reported as local errors", expired,
-                engine->params->cause_wait_ms);
+                "within %d ms (or the failure detector's bound): reported as "
+                "local errors", expired, engine->params->cause_wait_ms);
     }
 }
 

@@ -343,6 +343,31 @@ static void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     tl->up.ep_error(tl->up_arg, tep->user, row);
 }
 
+/* ucp_ep_create failed.  Over TCP it connects at once, so a peer that just
+ * died refuses the connection (UCS_ERR_UNREACHABLE): a failure whose cause
+ * may be the peer's death gives an endpoint without a link, reported broken
+ * at once, whose fate the engine waits for; anything else is an error. */
+static fs_status_t fs_ucx_ep_create_failed(fs_tl_t *tl, fs_tl_ep_t *tep,
+                                           ucs_status_t status, fs_tl_ep_t **ep_p)
+{
+    const fs_fault_row_t *row =
+        fs_fault_classify(FS_FAULT_SRC_UCX, status, 0, FS_FAULT_CTX_EP_CREATE);
+
+    if ((row->cls != FS_FAULT_FLUSH) && !fs_fault_is_peer(row->cls)) {
+        FS_ERROR("ucp_ep_create failed: %s (%s)", ucs_status_string(status),
+                 row->reason);
+        free(tep);
+        return fs_fault_to_status(row->cls);
+    }
+    FS_WARN("ucp_ep_create failed: %s (%s); waiting for the peer's fate",
+            ucs_status_string(status), row->reason);
+    tep->ep     = NULL;
+    tep->failed = 1;
+    *ep_p       = tep;
+    tl->up.ep_error(tl->up_arg, tep->user, row);
+    return FS_OK;
+}
+
 static fs_status_t fs_ucx_ep_create(fs_tl_t *tl, const void *addr, size_t addr_len,
                                     void *ep_user, fs_tl_ep_t **ep_p)
 {
@@ -367,12 +392,7 @@ static fs_status_t fs_ucx_ep_create(fs_tl_t *tl, const void *addr, size_t addr_l
     params.err_handler.arg = tep;
     status = ucp_ep_create(tl->worker, &params, &tep->ep);
     if (status != UCS_OK) {
-        const fs_fault_row_t *row =
-            fs_fault_classify(FS_FAULT_SRC_UCX, status, 0, FS_FAULT_CTX_EP_CREATE);
-        FS_ERROR("ucp_ep_create failed: %s (%s)", ucs_status_string(status),
-                 row->reason);
-        free(tep);
-        return fs_fault_to_status(row->cls);
+        return fs_ucx_ep_create_failed(tl, tep, status, ep_p);
     }
     *ep_p = tep;
     return FS_OK;
@@ -398,6 +418,10 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
     ucp_request_param_t param;
     ucs_status_ptr_t request;
 
+    if (tep->ep == NULL) {
+        free(tep);                  /* created without a link */
+        return FS_OK;
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                          UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send      = fs_ucx_close_cb;

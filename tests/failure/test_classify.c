@@ -648,9 +648,11 @@ Test(classify_ucx, endpoint_timeout_depends_on_the_link)
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, 0), FS_FAULT_PEER_SUSPECTED);
 }
 
-Test(classify_ucx, unreachable_at_create_is_local_configuration)
+/* over TCP, ucp_ep_create connects at once: a peer that died during
+ * wire-up refuses it (lifecycle test tf_life_wireup) */
+Test(classify_ucx, unreachable_at_create_follows_the_peers_fate)
 {
-    cr_expect_eq(FS_UCX_CLS(UCS_ERR_UNREACHABLE, FS_FAULT_CTX_EP_CREATE), FS_FAULT_LOCAL_FATAL);
+    cr_expect_eq(FS_UCX_CLS(UCS_ERR_UNREACHABLE, FS_FAULT_CTX_EP_CREATE), FS_FAULT_FLUSH);
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_UNREACHABLE, FS_FAULT_CTX_OP), FS_FAULT_PEER_SUSPECTED);
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_UNREACHABLE, FS_FAULT_CTX_EP_ERROR), FS_FAULT_PEER_SUSPECTED);
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_UNREACHABLE, FS_FAULT_CTX_SLOW_LINK), FS_FAULT_PEER_SUSPECTED);

@@ -44,6 +44,9 @@ static void on_abort(void *arg, fs_ep_t *from, int code)
 }
 static void on_excluded(void *arg, fs_ep_t *by) { (void)arg; (void)by; ++excluded_calls; }
 static void on_inject(void *arg, int sig) { (void)arg; raise(sig); }
+/* the failure detector's bound on a verdict (0: no detector) */
+static double fate_verdict_at;
+static double on_fate_deadline(void *arg, fs_ep_t *ep) { (void)arg; (void)ep; return fate_verdict_at; }
 
 static const fs_host_ops_t host = {
     .dt            = {NULL, NULL},
@@ -54,6 +57,7 @@ static const fs_host_ops_t host = {
     .abort         = on_abort,
     .excluded      = on_excluded,
     .inject        = on_inject,
+    .fate_deadline = on_fate_deadline,
 };
 
 static inline void make_comm(int i, uint32_t cid, fs_comm_t **c)
@@ -71,6 +75,7 @@ static void setup(void)
 
     fs_params_defaults(&params);
     peer_failed_calls = abort_calls = abort_code = excluded_calls = 0;
+    fate_verdict_at = 0;
     for (i = 0; i < NENG; ++i) {
         cfg.my_id = (uint64_t)i;
         cr_assert_eq(fs_engine_create(&cfg, &eng[i]), FS_OK);

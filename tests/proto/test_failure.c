@@ -505,3 +505,27 @@ Test(failure, cancelling_a_receive_whose_fetch_is_in_flight_changes_nothing)
     cr_expect(check(dst, sizeof(dst), 9));
     cr_expect(s.done);
 }
+
+/* Lifecycle (tf_life_wireup, tf_life_connect over shm): an operation that
+ * fails without a cause waits for the detector's bound on a verdict, not
+ * only cause_wait_ms: at start-up the detector allows a grace for first
+ * beats, and a process dead in MPI_Init is only found after it. */
+Test(failure, a_parked_operation_waits_for_the_detectors_bound)
+{
+    static uint8_t src[3 * FAKE_RNDV_THRESH], dst[3 * FAKE_RNDV_THRESH];
+    static treq_t s, r;
+    double t0;
+
+    params.cause_wait_ms = 50;
+    fate_verdict_at = now_s() + 0.5;
+    eng[0]->tl->fail_next_fetch = FS_ERR_CANCELED;
+    fetch_in_flight(&s, &r, src, dst, sizeof(dst));
+    t0 = now_s();
+    while (now_s() - t0 < 0.25) {
+        fs_engine_progress(eng[0]);
+    }
+    cr_expect(!r.done, "gave up after cause_wait_ms, before the detector could decide");
+    kill_peer(0, 1);
+    cr_assert(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+}
