@@ -242,9 +242,17 @@ static int fs_ompi_add_proc(ompi_proc_t *proc)
 
 static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
 {
+    static int up_marked;
     size_t i, first = OMPI_PROC_MY_NAME->vpid;
     int rc = OMPI_SUCCESS;
 
+    if (!up_marked) {
+        /* failstop-run: the address exchange of MPI_Init is behind this
+         * rank; a rank that ends before this point holds the others in
+         * Open MPI's fence, and failstop-run ends the job */
+        up_marked = 1;
+        fs_ompi_status_mark("up", OMPI_PROC_MY_NAME->vpid, 0);
+    }
     fs_ompi_lock();
     /* start at our own rank so not everyone wires up to rank 0 first */
     for (i = 0; (i < nprocs) && (rc == OMPI_SUCCESS); ++i) {

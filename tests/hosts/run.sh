@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tests/hosts/run.sh BUILD_DIR: failstop across simulated hosts (issue 11).
+# Three hosts (tests/hosts/hosts.sh: network, UTS and IPC namespaces joined
+# by a bridge), two ranks each, launched by Open MPI's own rsh launcher
+# entering them; mpirun runs on h1.  Runs, through tests/mpi/run.sh:
+#   - the failure-free MPI suite (t_*) once at 6 ranks: shared memory inside
+#     a host, UCX TCP between hosts;
+#   - fault tests whose victims land on other hosts, FS_HOSTS_REPEAT times.
+# Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
+set -u -o pipefail
+
+die() { echo "hosts/run.sh: $*" >&2; exit 2; }
+[ $# -eq 1 ] || die "usage: $0 BUILD_DIR"
+BUILD=$(cd "$1" && pwd) || die "no build directory $1"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPEAT=${FS_HOSTS_REPEAT:-10}
+# shellcheck source=hosts.sh
+. "$HERE/hosts.sh"
+hosts_up 3 || die "cannot create the simulated hosts (root and iproute2 needed)"
+
+LAUNCH="nsenter -t $(cat "$HOSTS_DIR/h1.pid") --net --uts --ipc -- \
+$BUILD/bin/failstop-run --strict --hostfile $HOSTS_DIR/hostfile \
+--mca plm_rsh_agent $HOSTS_DIR/agent"
+fail=0
+FS_TEST_LAUNCHER="$LAUNCH" FS_TEST_FAILSTOP_TESTS=0 FS_TEST_CONFIGS=shm FS_TEST_NPS=6 \
+    FS_TEST_FILTER="${FS_HOSTS_SUITE_FILTER:-^t_}" bash "$HERE/../mpi/run.sh" "$BUILD" || fail=1
+FS_TEST_LAUNCHER="$LAUNCH" FS_TEST_FAILSTOP_TESTS=1 FS_TEST_CONFIGS=shm \
+    FS_TEST_FAULT_NPS=6 FS_TEST_REPEAT="$REPEAT" \
+    FS_TEST_FILTER="${FS_HOSTS_FAULT_FILTER:-^(tf_fail_(kill|p2p|two|coll|rndv)|tf_hb_stop)$}" \
+    bash "$HERE/../mpi/run.sh" "$BUILD" || fail=1
+exit $fail
