@@ -57,6 +57,7 @@ typedef struct fs_ep {
     uint8_t                notice_pending;
     struct fs_ep          *notice_reporter;
     fs_tl_op_t             close_op;
+    fs_tl_op_t             wire_op;     /* fs_engine_wire_up's flush */
 } fs_ep_t;
 
 const char *fs_ep_state_name(fs_ep_state_t state);

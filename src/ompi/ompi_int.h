@@ -81,6 +81,7 @@ typedef struct fs_ompi {
     fs_ompi_errors_t               errors;
     int                            multi_thread;
     int                            enabled;
+    int                            ready_marked;   /* pml.c fs_ompi_mark_ready */
     /* failure detector (detector.c); NULL when pml_failstop_hb_period_ms=0 */
     struct fs_hb                  *hb;
     fs_ep_t                      **world_eps;      /* by MPI_COMM_WORLD rank */

@@ -68,10 +68,24 @@ int mca_pml_failstop_close(void)
     return OMPI_SUCCESS;
 }
 
+/* failstop-run: this rank's MPI_Init has returned (the first progress call
+ * after it).  A rank that dies inside MPI_Init may leave the others in Open
+ * MPI 4.1's closing fence for ever; failstop-run tells from these marks. */
+static void fs_ompi_mark_ready(void)
+{
+    if (ompi_mpi_state >= OMPI_MPI_STATE_INIT_COMPLETED) {
+        fs_ompi.ready_marked = 1;
+        fs_ompi_status_mark("ready", OMPI_PROC_MY_NAME->vpid, 0);
+    }
+}
+
 int fs_ompi_progress(void)
 {
     unsigned count;
 
+    if (OPAL_UNLIKELY(!fs_ompi.ready_marked)) {
+        fs_ompi_mark_ready();
+    }
     fs_ompi_lock();
     count = fs_engine_progress(fs_ompi.engine);
     fs_ompi_hb_poll();
@@ -240,6 +254,23 @@ static int fs_ompi_add_proc(ompi_proc_t *proc)
     return OMPI_SUCCESS;
 }
 
+/* Connection setup with the new processes finished now, while all are in
+ * MPI_Init (src/proto/wireup.c), within cause_wait_ms. */
+static void fs_ompi_wire_up(ompi_proc_t **procs, size_t nprocs)
+{
+    fs_ep_t **eps = malloc((nprocs ? nprocs : 1) * sizeof(*eps));
+    size_t i;
+
+    if (eps == NULL) {
+        return;                         /* then it finishes at first contact */
+    }
+    for (i = 0; i < nprocs; ++i) {
+        eps[i] = (fs_ep_t *)procs[i]->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    }
+    fs_engine_wire_up(fs_ompi.engine, eps, nprocs, fs_ompi.params.cause_wait_ms * 1e-3);
+    free(eps);
+}
+
 static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
 {
     static int up_marked;
@@ -260,6 +291,9 @@ static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
     }
     if (rc == OMPI_SUCCESS) {
         rc = fs_ompi_hb_arm();    /* once: later calls do nothing */
+    }
+    if (rc == OMPI_SUCCESS) {
+        fs_ompi_wire_up(procs, nprocs);
     }
     fs_ompi_unlock();
     if (rc == OMPI_SUCCESS) {

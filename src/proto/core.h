@@ -153,6 +153,11 @@ int         fs_engine_depart_test(fs_engine_t *engine);
 /* MPI_Finalize ends: departs if that was not done yet, then flushes and
  * closes the endpoints to these peers, waiting at most finalize_timeout_ms. */
 void        fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count);
+/* Finishes the transport's connection setup with these peers now (all
+ * processes call it in MPI_Init), waiting at most timeout seconds:
+ * src/proto/wireup.c says why. */
+void        fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
+                              double timeout);
 /* The failure detector found the process of ep failed (a suspicion is
  * final).  Ignored for a peer that announced its departure. */
 void        fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep);

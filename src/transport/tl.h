@@ -99,6 +99,10 @@ typedef struct fs_tl_ops {
      * FS_OK if already done. */
     fs_status_t (*ep_close)(fs_tl_t *tl, fs_tl_ep_t *ep, int force,
                             fs_tl_op_t *op);
+    /* Completes the endpoint's connection setup and what was sent on it;
+     * op->cb when done.  Returns FS_OK if already done.  Optional (NULL:
+     * nothing to set up). */
+    fs_status_t (*ep_flush)(fs_tl_t *tl, fs_tl_ep_t *ep, fs_tl_op_t *op);
 
     /* Returns FS_OK if complete (no callback), FS_INPROGRESS (callback
      * later), or an error.  hdr must stay valid until completion. */

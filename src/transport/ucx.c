@@ -436,6 +436,19 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
     return FS_INPROGRESS;
 }
 
+static fs_status_t fs_ucx_ep_flush(fs_tl_t *tl, fs_tl_ep_t *tep, fs_tl_op_t *op)
+{
+    ucp_request_param_t param;
+
+    if ((tep->ep == NULL) || tep->failed) {
+        return FS_OK;               /* nothing to set up any more */
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send      = fs_ucx_send_cb;
+    param.user_data    = op;
+    return fs_ucx_op_track(tl, op, ucp_ep_flush_nbx(tep->ep, &param));
+}
+
 /* ---- setup ------------------------------------------------------------- */
 
 /* Applies a UCX setting unless the user set one of the environment
@@ -652,6 +665,7 @@ const fs_tl_ops_t fs_tl_ucx_ops = {
     .address   = fs_ucx_address,
     .ep_create = fs_ucx_ep_create,
     .ep_close  = fs_ucx_ep_close,
+    .ep_flush  = fs_ucx_ep_flush,
     .am_send   = fs_ucx_am_send,
     .recv_data = fs_ucx_recv_data,
     .release   = fs_ucx_release,

@@ -49,7 +49,8 @@
 #                   it), and every other rank must print its OK line
 #   REPEAT_MAX      at most this many runs in a row (slow fault tests)
 #   EXPECT          "abort": the job must end with a non-zero status, promptly,
-#                   and print EXPECT_OUTPUT (an extended regex) on stderr/stdout
+#                   and print EXPECT_OUTPUT (an extended regex) on stderr/stdout;
+#                   "ok-or-abort": that, or (no EXPECT_OUTPUT) the FAULT verdict
 #   EXPECT_OUTPUT   see EXPECT
 set -u -o pipefail
 
@@ -281,7 +282,9 @@ for name in "${TESTS[@]}"; do
                 rc=$?
                 reap_session "$sid"
                 sid=""
-                if [ "$expect" = abort ]; then
+                if [ "$expect" = abort ] ||
+                   { [ "$expect" = ok-or-abort ] && [ "$rc" -ne 0 ] &&
+                     cat "$out" "$err" | grep -Eq "$expect_out"; }; then
                     why=$(verdict_abort "$rc" "$out" "$err" "$expect_out")
                 elif [ "$repeat_fault" = 1 ]; then
                     why=$(verdict_fault "$name" "$np" "$rc" "$out" "$stdir")
