@@ -19,6 +19,23 @@ static inline void life_check_stopped(int stop, int vpid, int v)
                   v, vpid);
 }
 
+/* MPI_Init, the class check, and the victim's pid published to the others
+ * (*vpid_p, for the SIGSTOP checks); returns this rank. */
+static inline int life_start(int *argc, char ***argv, const char *name, int v,
+                             int *vpid_p)
+{
+    int me;
+
+    mt_init(argc, argv, name);
+    me = mt_rank();
+    ft_check_class();
+    if (me == v)
+        ft_publish_pid();
+    else
+        *vpid_p = ft_peer_pid(v);
+    return me;
+}
+
 static inline void life_survivors(int v, int tag)
 {
     int i, n = mt_size(), nlive = 0, live[64];
@@ -42,15 +59,11 @@ static inline int life_connect(int *argc, char ***argv, const char *name, int st
     const int v = 2;
     int me, vpid = 0;
 
-    mt_init(argc, argv, name);
-    me = mt_rank();
-    ft_check_class();
+    me = life_start(argc, argv, name, v, &vpid);
     if (me == v) {
-        ft_publish_pid();
         MT_CHECK(MPI_Send(buf, BIG, MPI_CHAR, 0, 1, MPI_COMM_WORLD));
         mt_fail(MT_HERE, "alive after its first contact");
     }
-    vpid = ft_peer_pid(v);
     ft_watchdog_arm(MT_HERE, "first contact with a process that died in it");
     if (me == 0)
         ft_expect_failed(MT_HERE, MPI_Recv(buf, BIG, MPI_CHAR, v, 1, MPI_COMM_WORLD,
@@ -101,13 +114,7 @@ static inline int life_comm(int *argc, char ***argv, const char *name, int stop)
     int me, rc, x = 0, vpid = 0;
     MPI_Comm c = MPI_COMM_NULL;
 
-    mt_init(argc, argv, name);
-    me = mt_rank();
-    ft_check_class();
-    if (me == v)
-        ft_publish_pid();
-    else
-        vpid = ft_peer_pid(v);
+    me = life_start(argc, argv, name, v, &vpid);
     ft_watchdog_arm(MT_HERE, "MPI_Comm_split with a process dying in it");
     rc = MPI_Comm_split(MPI_COMM_WORLD, 0, me, &c);
     mt_expect(MT_HERE, me != v, "process %d outlived its injected death", v);
@@ -144,13 +151,7 @@ static inline int life_finalize(int *argc, char ***argv, const char *name, int s
     const int v = 2;
     int me, x = 0, vpid = 0;
 
-    mt_init(argc, argv, name);
-    me = mt_rank();
-    ft_check_class();
-    if (me == v)
-        ft_publish_pid();
-    else
-        vpid = ft_peer_pid(v);
+    me = life_start(argc, argv, name, v, &vpid);
     MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == v) {
         MPI_Finalize();
