@@ -47,7 +47,8 @@
 #                   at least one rank must have died on purpose (ft_die(),
 #                   --kill or pml_failstop_inject, as failstop-run records
 #                   it), and every other rank must print its OK line
-#   REPEAT_MAX      at most this many runs in a row (slow fault tests)
+#   REPEAT_MAX      at most this many runs in a row (slow fault tests;
+#                   FS_TEST_NO_REPEAT_MAX=1 ignores it)
 #   EXPECT          "abort": the job must end with a non-zero status, promptly,
 #                   and print EXPECT_OUTPUT (an extended regex) on stderr/stdout;
 #                   "ok-or-abort": that, or (no EXPECT_OUTPUT) the FAULT verdict
@@ -248,7 +249,8 @@ for name in "${TESTS[@]}"; do
         repeat=${FS_TEST_REPEAT:-1}
         test_nps=${FS_TEST_FAULT_NPS:-$test_nps}
         rmax=$(meta "$name" REPEAT_MAX)
-        if [ -n "$rmax" ] && [ "$repeat" -gt "$rmax" ]; then repeat=$rmax; fi
+        if [ -n "$rmax" ] && [ "$repeat" -gt "$rmax" ] &&
+           [ "${FS_TEST_NO_REPEAT_MAX:-0}" != 1 ]; then repeat=$rmax; fi
     fi
     read -r -a topts <<< "$test_opts"
     read -r -a ropts <<< "$run_opts"
