@@ -11,6 +11,7 @@
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
+#   make hosts-test      the MPI suite and fault tests across 3 simulated hosts
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
 #   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
 #
@@ -68,7 +69,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test external-test conformance demo install asan tsan bench bench-killtime bench-detector clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-detector clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -153,6 +154,11 @@ mpi-test: all
 external-test: all
 	@bash tests/external/run.sh $(BUILD)
 
+# three simulated hosts (network namespaces, Open MPI's rsh launcher): the
+# failure-free suite once, fault tests across hosts FS_HOSTS_REPEAT times
+hosts-test: all
+	@FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-10} bash tests/hosts/run.sh $(BUILD)
+
 # MPICH's MPI test suite (../shared/third_party/), built into $(BUILD)/conformance,
 # each test over failstop and over ob1; fails if one passes over ob1 only
 conformance: all
@@ -164,6 +170,7 @@ test: deps
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20
+	@$(MAKE) --no-print-directory hosts-test
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory external-test
 	@$(MAKE) --no-print-directory fuzz-short
