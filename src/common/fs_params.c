@@ -79,6 +79,14 @@ const fs_param_desc_t fs_param_table[] = {
      "suspicion is final: it is failed everywhere and ends (MPI-FT 17.3). At "
      "least 3 heartbeat periods",
      FS_PARAM_FIELD(hb_timeout_ms)},
+    {"hb_timeout_remote_ms", FS_PARAM_INT, "2500",
+     "The same for a process on another host (another network stack), at "
+     "least hb_timeout_ms. Longer because a link flap silences a link for "
+     "longer than the flap: Linux drops the neighbour (ARP) entries of a link "
+     "that lost its carrier and asks again once a second, so a 0.3 s flap "
+     "costs about 1 s; the default lets flaps of up to 2 s pass "
+     "(docs/PARAMETERS.md)",
+     FS_PARAM_FIELD(hb_timeout_remote_ms)},
     {"hb_if", FS_PARAM_STRING, "",
      "Interfaces the failure detector publishes to processes on other hosts: "
      "comma-separated interface names or a.b.c.d/len subnets. Empty: every "

@@ -26,6 +26,7 @@ typedef struct fs_params {
     char   *inject;
     int     hb_period_ms;
     int     hb_timeout_ms;
+    int     hb_timeout_remote_ms;
     char   *hb_if;
 } fs_params_t;
 

@@ -56,9 +56,17 @@ struct fs_det {
     uint32_t        observer;     /* n if none */
     double          next_beat;    /* when the next BEAT to the observer is due */
     double          obs_deadline; /* the observed process is suspected then */
+    double          obs_timeout;  /* timeout or timeout_remote, for observed */
     double          last_beat_at; /* last BEAT from the observed, -inf if none */
     int             started;
     int             left;
+
+    /* partition rule (multi-host jobs) */
+    uint32_t        view_n;       /* alive before the first loss of this period */
+    uint32_t        view_low;     /* lowest of them */
+    uint32_t        lost;         /* failures learned in this period */
+    int             low_lost;     /* view_low among them */
+    double          last_loss_at; /* -inf: none yet */
 
     fs_det_stats_t  stats;
 };
@@ -244,8 +252,9 @@ static void fs_det_watch(fs_det_t *det, uint32_t r, double now)
 {
     det->observed     = r;
     det->last_beat_at = -HUGE_VAL;
+    det->obs_timeout  = fs_det_timeout_of(det, r);
     if (r < det->cfg.n) {
-        det->obs_deadline = now + det->cfg.timeout + det->cfg.period;
+        det->obs_deadline = now + det->obs_timeout + det->cfg.period;
         fs_det_send(det, r, FS_DET_OBSERVE, r);
     }
 }
@@ -267,6 +276,32 @@ static void fs_det_ring_repair(fs_det_t *det, uint32_t rank, double now)
 }
 
 /* ---- learning a failure -------------------------------------------------------- */
+
+/* The partition rule (detector.h), on learning one more failure. */
+static int fs_det_minority(fs_det_t *det, uint32_t rank, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    uint32_t alive, low;
+
+    if (!det->stats.multi_host) {
+        return 0;
+    }
+    if (now - det->last_loss_at > 2.0 * (c->timeout_remote + c->period)) {
+        /* a new period: the view is what was alive before this loss (rank
+         * is already counted gone) */
+        det->view_n = c->n - det->count - det->nleft + 1;
+        for (low = 0; (low < c->n) && (low != rank) && fs_det_bit(det->gone, low); ++low) {
+        }
+        det->view_low = low;
+        det->lost     = 0;
+        det->low_lost = 0;
+    }
+    det->last_loss_at = now;
+    det->lost        += 1;
+    det->low_lost    |= rank == det->view_low;
+    alive = det->view_n - det->lost;
+    return (2 * alive < det->view_n) || ((2 * alive == det->view_n) && det->low_lost);
+}
 
 /* from: who told us (not told again), n if nobody. */
 static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
@@ -292,6 +327,13 @@ static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
     /* a live-but-suspected process learns that it is excluded */
     fs_det_send(det, rank, FS_DET_FAILED, rank);
     fs_det_ring_repair(det, rank, now);
+    if (fs_det_minority(det, rank, now)) {
+        /* cut off: the flood above still tells this side, which then finds
+         * the same; the process ends, its detector quiet as if it had left */
+        det->left = 1;
+        det->ops.partitioned(det->arg, det->lost, det->view_n);
+        return;
+    }
     /* last: the host may publish the failure, and with it these counters */
     det->ops.failed(det->arg, rank, cause);
 }
@@ -348,7 +390,7 @@ static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
             det->stats.max_beat_gap = now - det->last_beat_at;
         }
         det->last_beat_at = now;
-        det->obs_deadline = now + det->cfg.timeout;
+        det->obs_deadline = now + det->obs_timeout;
     }
     if ((msg->count != det->count + det->nleft) || (msg->digest != det->digest)) {
         fs_det_sync_to(det, from, now);
@@ -497,7 +539,7 @@ void fs_det_start(fs_det_t *det, double now)
         return;
     }
     det->started      = 1;
-    det->obs_deadline = now + c->timeout + c->grace;
+    det->obs_deadline = now + det->obs_timeout + c->grace;
     det->last_beat_at = -HUGE_VAL;
     if (det->observer < c->n) {
         fs_det_send(det, det->observer, FS_DET_BEAT, c->me);
@@ -536,7 +578,7 @@ void fs_det_tick(fs_det_t *det, double now)
     if (late > c->timeout / 2) {
         /* this process was stopped or starved: its observed's silence
          * proves nothing, give it a full timeout from now */
-        det->obs_deadline = now + c->timeout;
+        det->obs_deadline = now + det->obs_timeout;
         det->last_beat_at = -HUGE_VAL;
     }
     if (now >= det->next_beat) {
@@ -624,6 +666,9 @@ static int fs_det_config_ok(const fs_det_config_t *c, const fs_det_ops_t *ops)
     /* written so that NaNs fail too */
     return (c->n >= 1) && (c->me < c->n) && (c->period > 0) &&
            (c->timeout >= 2 * c->period) && isfinite(c->timeout) &&
+           ((c->timeout_remote == 0) ||
+            ((c->timeout_remote >= c->timeout) && isfinite(c->timeout_remote))) &&
+           ((ops->remote == NULL) || (ops->partitioned != NULL)) &&
            (c->grace >= 0) && isfinite(c->grace) && (ops->send != NULL) &&
            (ops->failed != NULL) && (ops->excluded != NULL);
 }
@@ -641,6 +686,20 @@ static void fs_det_init_state(fs_det_t *det)
     det->observed     = fs_det_walk(c->n, c->me, NULL, -1);
     det->observer     = fs_det_walk(c->n, c->me, NULL, +1);
     det->last_beat_at = -HUGE_VAL;
+    det->last_loss_at = -HUGE_VAL;
+    for (i = 0; (det->ops.remote != NULL) && (i < c->n) && !det->stats.multi_host; ++i) {
+        det->stats.multi_host = (i != c->me) && det->ops.remote(det->arg, i);
+    }
+    det->obs_timeout  = fs_det_timeout_of(det, det->observed);
+}
+
+double fs_det_timeout_of(const fs_det_t *det, uint32_t rank)
+{
+    if ((rank < det->cfg.n) && (det->ops.remote != NULL) &&
+        det->ops.remote(det->arg, rank)) {
+        return det->cfg.timeout_remote;
+    }
+    return det->cfg.timeout;
 }
 
 fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops,
@@ -659,6 +718,9 @@ fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops
     }
     det->cfg    = *config;
     det->ops    = *ops;
+    if (det->cfg.timeout_remote == 0) {
+        det->cfg.timeout_remote = det->cfg.timeout;
+    }
     det->arg    = arg;
     det->nbytes = ((size_t)config->n + 7) / 8;
     for (step = 1; step < config->n; step <<= 1) {

@@ -42,7 +42,22 @@
  *
  * Exclusion: messages from a process known failed are dropped and answered
  * (at most once per period) with FAILED naming it; a process that receives
- * FAILED naming itself calls ops->excluded and must end. */
+ * FAILED naming itself calls ops->excluded and must end.
+ *
+ * Across hosts (ops->remote says which processes are on another host):
+ *  - a process on another host is suspected after timeout_remote, not
+ *    timeout: a link flap costs more than its own length (Linux evicts the
+ *    neighbour entries of a link that lost its carrier and re-resolves them
+ *    once a second: a 0.3 s flap silences the link for about 1 s);
+ *  - partition rule: the side of a partition that cannot hear the others
+ *    cannot be told it is excluded, so it must find out itself.  A process
+ *    that learns, within one unstable period (no failure learned for
+ *    2 (timeout_remote + period) closes it), the failure of at least half
+ *    of the processes alive before it (exactly half: only if the lowest of
+ *    them is among the lost; the half holding it carries on) is on the
+ *    minority side: ops->partitioned, and it must end.  A job on several
+ *    hosts therefore does not outlive the loss of half of its processes at
+ *    once; a job on one host cannot be partitioned and the rule is off. */
 #ifndef FS_FAILURE_DETECTOR_H
 #define FS_FAILURE_DETECTOR_H
 
@@ -90,6 +105,13 @@ typedef struct fs_det_ops {
     void (*failed)(void *arg, uint32_t rank, fs_det_cause_t cause);
     /* Process `by` says this process has failed: it must end itself. */
     void (*excluded)(void *arg, uint32_t by);
+    /* Optional (NULL: every process is on this host): 1 if rank is on
+     * another host.  Asked at create time and when the observed changes. */
+    int  (*remote)(void *arg, uint32_t rank);
+    /* The partition rule found this process on the minority side (lost of
+     * view processes, view including this one): it must end itself.  Needed
+     * with remote. */
+    void (*partitioned)(void *arg, uint32_t lost, uint32_t view);
 } fs_det_ops_t;
 
 typedef struct fs_det_config {
@@ -99,6 +121,8 @@ typedef struct fs_det_config {
     double   timeout;    /* seconds of silence before a suspicion (>= 2 period) */
     double   grace;      /* extra seconds allowed for the first beat (start-up) */
     uint64_t job;        /* identity every process of the job agrees on */
+    double   timeout_remote; /* timeout for a process on another host
+                                (>= timeout; 0: the same as timeout) */
 } fs_det_config_t;
 
 typedef struct fs_det_stats {
@@ -112,6 +136,7 @@ typedef struct fs_det_stats {
     uint64_t malformed;          /* dropped: bad type, rank or length */
     double   max_beat_gap;       /* seconds, largest gap between beats of an observed process */
     double   max_self_late;      /* seconds, largest lateness of fs_det_tick vs its deadline */
+    uint32_t multi_host;         /* 1: the job spans hosts (partition rule on) */
 } fs_det_stats_t;
 
 typedef struct fs_det fs_det_t;
@@ -153,6 +178,8 @@ int         fs_det_is_left(const fs_det_t *det, uint32_t rank);
 uint32_t    fs_det_failed_count(const fs_det_t *det);
 uint32_t    fs_det_observed(const fs_det_t *det);   /* n if none */
 uint32_t    fs_det_observer(const fs_det_t *det);   /* n if none */
+/* Seconds of silence after which rank would be suspected. */
+double      fs_det_timeout_of(const fs_det_t *det, uint32_t rank);
 const fs_det_stats_t *fs_det_stats(const fs_det_t *det);
 
 /* Bytes this detector allocated (O(n) bits; for the scale simulator). */

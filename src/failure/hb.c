@@ -70,6 +70,7 @@ struct fs_hb {
     double             armed_at;    /* fs_time_now() at fs_hb_arm */
     fs_hb_host_t       host;
     fs_det_stats_t     stats_copy;
+    int                multi_host;   /* some process is on another host */
     /* engine reports: any thread; a bitmap */
     _Atomic uint64_t  *reported;
     uint32_t           early[FS_HB_EARLY];  /* under lock, before arm */
@@ -98,6 +99,12 @@ fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p)
         FS_ERROR("pml_failstop_hb_timeout_ms (%d) must be at least 3 x "
                  "pml_failstop_hb_period_ms (%d)", params->hb_timeout_ms,
                  params->hb_period_ms);
+        return FS_ERR_INVALID;
+    }
+    if (params->hb_timeout_remote_ms < params->hb_timeout_ms) {
+        FS_ERROR("pml_failstop_hb_timeout_remote_ms (%d) must be at least "
+                 "pml_failstop_hb_timeout_ms (%d)", params->hb_timeout_remote_ms,
+                 params->hb_timeout_ms);
         return FS_ERR_INVALID;
     }
     return FS_OK;
@@ -220,10 +227,28 @@ static void fs_hb_excluded(void *arg, uint32_t by)
     hb->host.excluded(hb->host.arg, by);
 }
 
+static int fs_hb_remote(void *arg, uint32_t rank)
+{
+    fs_hb_t *hb = arg;
+
+    return (hb->tl_ops->addr_remote != NULL) &&
+           hb->tl_ops->addr_remote(hb->tl, hb->peers[rank].addr,
+                                   hb->peers[rank].addr_len);
+}
+
+static void fs_hb_partitioned(void *arg, uint32_t lost, uint32_t view)
+{
+    fs_hb_t *hb = arg;
+
+    hb->host.partitioned(hb->host.arg, lost, view);
+}
+
 static const fs_det_ops_t fs_hb_det_ops = {
-    .send     = fs_hb_send,
-    .failed   = fs_hb_failed,
-    .excluded = fs_hb_excluded,
+    .send        = fs_hb_send,
+    .failed      = fs_hb_failed,
+    .excluded    = fs_hb_excluded,
+    .remote      = fs_hb_remote,
+    .partitioned = fs_hb_partitioned,
 };
 
 /* ---- the thread ------------------------------------------------------------ */
@@ -443,6 +468,7 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
     hb->if_include      = params->hb_if;
     hb->det_cfg.period  = params->hb_period_ms * 1e-3;
     hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
+    hb->det_cfg.timeout_remote = params->hb_timeout_remote_ms * 1e-3;
     pthread_mutex_init(&hb->lock, NULL);
     fs_hb_cond_init(&hb->cond);
     if (pthread_create(&hb->thread, NULL, fs_hb_thread, hb) != 0) {
@@ -560,6 +586,9 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
         hb->det_cfg.n   = n;
         hb->det_cfg.me  = me;
         hb->det_cfg.job = fs_hb_job_id(n, addrs, lens);
+        for (i = 0; (i < n) && !hb->multi_host; ++i) {
+            hb->multi_host = (i != me) && fs_hb_remote(hb, i);
+        }
         for (i = 0; i < hb->nearly; ++i) {
             if (hb->early[i] < n) {
                 atomic_fetch_or_explicit(&hb->reported[hb->early[i] / 64],
@@ -589,6 +618,12 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
     hb->tl_ops->signal(hb->tl);
 }
 
+double fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank)
+{
+    return ((rank < hb->det_cfg.n) && fs_hb_remote(hb, rank)) ? hb->det_cfg.timeout_remote
+                                                              : hb->det_cfg.timeout;
+}
+
 double fs_hb_verdict_bound(fs_hb_t *hb)
 {
     const fs_det_config_t *c = &hb->det_cfg;
@@ -600,8 +635,10 @@ double fs_hb_verdict_bound(fs_hb_t *hb)
          * observer armed, and observers arm up to a grace apart; later,
          * timeout after its last beat, a period late at most; then the
          * flood (a fraction of a second, counted as one more period) */
-        bound  = hb->armed_at + c->timeout + 2.0 * c->grace;
-        steady = fs_time_now() + c->timeout + 2.0 * c->period;
+        double t = hb->multi_host ? c->timeout_remote : c->timeout;
+
+        bound  = hb->armed_at + t + 2.0 * c->grace;
+        steady = fs_time_now() + t + 2.0 * c->period;
         bound  = ((bound > steady) ? bound : steady) + c->period;
     }
     pthread_mutex_unlock(&hb->lock);

@@ -25,6 +25,10 @@ typedef struct fs_hb_host {
     /* Process `by` declared this one failed: end the process (detector
      * thread). */
     void (*excluded)(void *arg, uint32_t by);
+    /* The partition rule (detector.h) found this process cut off: it lost
+     * lost of the view processes alive before; end the process (detector
+     * thread). */
+    void (*partitioned)(void *arg, uint32_t lost, uint32_t view);
     void  *arg;
 } fs_hb_host_t;
 
@@ -48,6 +52,10 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
  * (fs_time_now's clock): detection, with the start-up grace while ranks are
  * still arming, plus propagation.  0 before fs_hb_arm.  Any thread. */
 double      fs_hb_verdict_bound(fs_hb_t *hb);
+
+/* Seconds of silence after which rank is suspected (hb_timeout_ms, or
+ * hb_timeout_remote_ms for a process on another host).  After fs_hb_arm. */
+double      fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank);
 
 /* The local engine found rank failed (any thread). */
 void        fs_hb_report(fs_hb_t *hb, uint32_t rank);

@@ -67,9 +67,9 @@ static void fs_ompi_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
 {
     (void)arg;
     if (cause == FS_DET_CAUSE_TIMEOUT) {
-        FS_WARN("process %u (rank in MPI_COMM_WORLD): no heartbeat for %d ms, "
+        FS_WARN("process %u (rank in MPI_COMM_WORLD): no heartbeat for %.0f ms, "
                 "suspected: it is excluded from the job", rank,
-                fs_ompi.params.hb_timeout_ms);
+                fs_hb_timeout_of(fs_ompi.hb, rank) * 1e3);
     }
     if (rank < fs_ompi.world_size) {
         atomic_store_explicit(&fs_ompi.hb_failed[rank], 1, memory_order_relaxed);
@@ -93,9 +93,27 @@ static void fs_ompi_hb_excluded(void *arg, uint32_t by)
     _exit(1);
 }
 
+static void fs_ompi_hb_partitioned(void *arg, uint32_t lost, uint32_t view)
+{
+    char msg[384];
+    int n;
+    ssize_t w;
+
+    (void)arg;
+    n = snprintf(msg, sizeof(msg), "[failstop:%u] this process lost contact with "
+                 "%u of the %u processes alive a moment ago: it is on the "
+                 "minority side of a network partition, and the others, which "
+                 "cannot reach it, exclude it (MPI-FT 17.3): ending it\n",
+                 OMPI_PROC_MY_NAME->vpid, lost, view);
+    w = write(2, msg, (n > 0) && ((size_t)n < sizeof(msg)) ? (size_t)n : 0);
+    (void)w;
+    _exit(1);
+}
+
 int fs_ompi_hb_arm(void)
 {
-    static const fs_hb_host_t host = {fs_ompi_hb_failed, fs_ompi_hb_excluded, NULL};
+    static const fs_hb_host_t host = {fs_ompi_hb_failed, fs_ompi_hb_excluded,
+                                      fs_ompi_hb_partitioned, NULL};
     uint32_t n = fs_ompi.world_size, r;
     const void **addrs;
     size_t *lens;

@@ -440,6 +440,17 @@ static void fs_udp_signal(fs_tl_t *tl)
                  (struct sockaddr *)&self, sizeof(self));
 }
 
+static int fs_udp_addr_remote(fs_tl_t *tl, const void *addr, size_t addr_len)
+{
+    fs_udp_addr_t a;
+
+    if (addr_len != sizeof(a)) {
+        return 0;
+    }
+    memcpy(&a, addr, sizeof(a));
+    return a.stack != tl->addr.stack;
+}
+
 const fs_tl_ops_t fs_tl_udp_ops = {
     .name      = "udp",
     .init      = fs_udp_init,
@@ -452,4 +463,5 @@ const fs_tl_ops_t fs_tl_udp_ops = {
     .wait_fd   = fs_udp_wait_fd,
     .arm       = fs_udp_arm,
     .signal    = fs_udp_signal,
+    .addr_remote = fs_udp_addr_remote,
 };

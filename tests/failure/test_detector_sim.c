@@ -24,7 +24,7 @@ typedef struct sim_proc {
     sim_t         *sim;
     uint32_t       rank;
     fs_det_t      *det;
-    int            started, dead, doomed, left, excluded;
+    int            started, dead, doomed, left, excluded, partitioned;
     double         start_at, doomed_at, stop_until, excluded_at;
     uint32_t       excluded_by;
     double         learned_at[SIM_MAX];  /* -1: not learned */
@@ -46,6 +46,10 @@ struct sim {
     /* messages of drop_type about drop_subject to drop_to are lost */
     uint32_t   drop_to, drop_subject;
     uint8_t    drop_type;
+    /* hosts: rank r on host r / per_host (0: all on one host); between
+     * cut_from and cut_until host cut_host's link is down */
+    uint32_t   per_host, cut_host;
+    double     cut_from, cut_until;
     sim_proc_t p[SIM_MAX];
 };
 
@@ -107,6 +111,10 @@ static void sim_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
         (msg->subject == s->drop_subject)) {
         return;
     }
+    if ((s->per_host > 0) && (s->now >= s->cut_from) && (s->now < s->cut_until) &&
+        ((p->rank / s->per_host == s->cut_host) != (to / s->per_host == s->cut_host))) {
+        return;     /* the link is down */
+    }
     memset(&m, 0, sizeof(m));
     m.t   = s->now + s->lat + (s->jitter > 0 ? t_uniform(&s->rng, 0, s->jitter) : 0);
     m.to  = to;
@@ -134,7 +142,8 @@ static void sim_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
     cr_assert_lt(p->learned_at[rank], 0, "%u told twice about %u", p->rank, rank);
     p->learned_at[rank] = s->now;
     p->cause[rank]      = cause;
-    if (!s->p[rank].doomed && !s->false_failures++) {
+    /* a doomed process's own view (a cut-off side) does not count */
+    if (!p->doomed && !s->p[rank].doomed && !s->false_failures++) {
         snprintf(s->first_false, sizeof(s->first_false),
                  "%u marked live %u failed at %.3f (cause %d)", p->rank, rank, s->now, cause);
     }
@@ -161,11 +170,38 @@ static void sim_excluded(void *arg, uint32_t by)
     p->dead = 1;  /* it ends itself */
 }
 
-static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded};
-
-static sim_t *sim_create(uint32_t n, uint64_t seed)
+static int sim_remote(void *arg, uint32_t rank)
 {
-    fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE, T_JOB};
+    sim_proc_t *p = arg;
+
+    return p->rank / p->sim->per_host != rank / p->sim->per_host;
+}
+
+static void sim_partitioned(void *arg, uint32_t lost, uint32_t view)
+{
+    sim_proc_t *p = arg;
+
+    (void)lost;
+    (void)view;
+    if (!p->doomed) {
+        ++p->sim->false_exclusions;
+    }
+    p->partitioned = 1;
+    p->excluded_at = p->sim->now;
+    p->dead        = 1;  /* it ends itself */
+}
+
+static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded, NULL, NULL};
+static const fs_det_ops_t sim_ops_hosts = {sim_send, sim_failed, sim_excluded,
+                                           sim_remote, sim_partitioned};
+
+#define T_TIMEOUT_REMOTE (2.5 * T_TIMEOUT)
+
+/* per_host 0: one host; else per_host ranks per host, remote timeout. */
+static sim_t *sim_create_hosts(uint32_t n, uint64_t seed, uint32_t per_host)
+{
+    fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE, T_JOB,
+                           per_host ? T_TIMEOUT_REMOTE : 0};
     sim_t *s            = calloc(1, sizeof(*s));
     uint32_t r, q;
 
@@ -177,6 +213,8 @@ static sim_t *sim_create(uint32_t n, uint64_t seed)
     s->trap_rank = n;
     s->trap_at   = -1;
     s->drop_to   = n;
+    s->per_host  = per_host;
+    s->cut_host  = n;
     for (r = 0; r < n; ++r) {
         s->p[r].sim  = s;
         s->p[r].rank = r;
@@ -184,9 +222,15 @@ static sim_t *sim_create(uint32_t n, uint64_t seed)
         for (q = 0; q < SIM_MAX; ++q) {
             s->p[r].learned_at[q] = -1;
         }
-        cr_assert_eq(fs_det_create(&cfg, &sim_ops, &s->p[r], &s->p[r].det), FS_OK);
+        cr_assert_eq(fs_det_create(&cfg, per_host ? &sim_ops_hosts : &sim_ops,
+                                   &s->p[r], &s->p[r].det), FS_OK);
     }
     return s;
+}
+
+static sim_t *sim_create(uint32_t n, uint64_t seed)
+{
+    return sim_create_hosts(n, seed, 0);
 }
 
 static void sim_destroy(sim_t *s)
@@ -604,5 +648,86 @@ Test(det_sim, a_departure_lost_on_every_path_is_repaired)
         }
     }
     cr_expect_eq(fs_det_observed(s->p[l + 1].det), l - 1);
+    sim_destroy(s);
+}
+
+/* ---- across hosts ---------------------------------------------------------- */
+
+/* A link down for longer than the local timeout but shorter than the remote
+ * one (a flap: Linux makes it last about a second): nobody is suspected. */
+Test(det_sim, a_flap_shorter_than_the_remote_timeout_suspects_nobody)
+{
+    sim_t *s = sim_create_hosts(6, 21, 2);
+    uint32_t r;
+
+    s->cut_host  = 2;
+    s->cut_from  = 1.0;
+    s->cut_until = 1.0 + T_TIMEOUT_REMOTE - 2 * T_PERIOD;
+    cr_assert_gt(s->cut_until - s->cut_from, T_TIMEOUT + T_PERIOD);
+    sim_run(s, 6.0);
+    sim_check_exact(s, "flap");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    for (r = 0; r < 6; ++r) {
+        cr_expect_eq(fs_det_stats(s->p[r].det)->multi_host, 1);
+        cr_expect_eq(s->p[r].partitioned, 0);
+    }
+    sim_destroy(s);
+}
+
+/* host cut's link goes down for good at t = 1 (its processes alive): the
+ * others fail them; they find themselves on the minority side and end. */
+static void t_partition(uint32_t n, uint32_t per_host, uint32_t cut)
+{
+    sim_t *s = sim_create_hosts(n, 22 + n, per_host);
+    double bound = 1.0 + (n / 2 + 1) * (T_TIMEOUT_REMOTE + T_PERIOD) + T_PROP;
+    uint32_t r;
+
+    s->cut_host  = cut;
+    s->cut_from  = 1.0;
+    s->cut_until = HUGE_VAL;
+    sim_run(s, 1.0);
+    for (r = cut * per_host; r < (cut + 1) * per_host; ++r) {
+        s->p[r].doomed    = 1;
+        s->p[r].doomed_at = s->now;
+    }
+    sim_run(s, bound + 3.0);
+    for (r = 0; r < n; ++r) {
+        if (r / per_host == cut) {
+            cr_expect(s->p[r].partitioned, "cut-off %u did not end itself", r);
+            cr_expect_leq(s->p[r].excluded_at, bound, "%u ended late", r);
+        } else {
+            cr_expect(!s->p[r].partitioned && !s->p[r].dead, "%u ended", r);
+            cr_expect_leq(sim_learn_delay(s, cut * per_host), bound - 1.0);
+        }
+    }
+    sim_check_exact(s, "partition");
+    sim_destroy(s);
+}
+
+Test(det_sim, a_cut_off_host_ends_itself_the_majority_goes_on)
+{
+    t_partition(6, 2, 2);
+}
+
+Test(det_sim, an_even_split_keeps_the_half_with_the_lowest_rank)
+{
+    t_partition(4, 2, 1);
+}
+
+/* On one host (no network to split) losing most processes at once is just
+ * failures: the survivors carry on. */
+Test(det_sim, one_host_survives_losing_a_majority)
+{
+    sim_t *s = sim_create(8, 23);
+    uint32_t r;
+
+    sim_run(s, 1.0);
+    for (r = 2; r < 8; ++r) {
+        sim_kill(s, r);
+    }
+    sim_run(s, 12.0);
+    sim_check_exact(s, "majority lost on one host");
+    cr_expect(!s->p[0].dead && !s->p[1].dead);
+    cr_expect_eq(fs_det_stats(s->p[0].det)->multi_host, 0);
     sim_destroy(s);
 }

@@ -27,6 +27,12 @@ static void t_excluded(void *arg, uint32_t by)
     cr_assert_fail("excluded by %u", by);
 }
 
+static void t_partitioned(void *arg, uint32_t lost, uint32_t view)
+{
+    (void)arg;
+    cr_assert_fail("partition rule: lost %u of %u", lost, view);
+}
+
 static double t_now(void)
 {
     struct timespec ts;
@@ -37,7 +43,7 @@ static double t_now(void)
 
 Test(hb, a_report_before_arming_is_flooded_once_armed, .timeout = 20)
 {
-    static const fs_hb_host_t host = {t_failed, t_excluded, NULL};
+    static const fs_hb_host_t host = {t_failed, t_excluded, t_partitioned, NULL};
     const void *addr, *addrs[3];
     size_t len, lens[3];
     fs_params_t params;

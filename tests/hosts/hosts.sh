@@ -86,3 +86,25 @@ hosts_run() {
 hosts_link() {
     ip netns exec "${HOSTS_TAG}sw" ip link set "p$1" "$2"
 }
+
+# Processes inside hI (same network namespace as its holder), the holder
+# itself excluded; all hosts share this machine's PID namespace.
+hosts_pids() {
+    local holder ns p
+    holder=$(cat "$HOSTS_DIR/h$1.pid")
+    ns=$(readlink "/proc/$holder/ns/net")
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        [ "$p" != "$holder" ] && [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] &&
+            echo "$p"
+    done
+}
+
+# hosts_crash I: hI dies as a node does: its link goes down and every
+# process in it is killed at once (SIGKILL), Open MPI's daemon included.
+hosts_crash() {
+    hosts_link "$1" down
+    # shellcheck disable=SC2046
+    kill -KILL $(hosts_pids "$1") 2>/dev/null
+    return 0
+}
