@@ -107,6 +107,9 @@ static void fs_ompi_hb_partitioned(void *arg, uint32_t lost, uint32_t view)
                  OMPI_PROC_MY_NAME->vpid, lost, view);
     w = write(2, msg, (n > 0) && ((size_t)n < sizeof(msg)) ? (size_t)n : 0);
     (void)w;
+    /* where failstop-run's directory is (a shared file system) it learns
+     * why; on the cut-off host, its tests do */
+    fs_ompi_status_mark("cutoff", OMPI_PROC_MY_NAME->vpid, (int)lost);
     _exit(1);
 }
 

@@ -2,6 +2,7 @@
  * failed, MPI_Abort that really ends the job under --enable-recovery, a
  * process excluded by a (possibly mistaken) failure report, and the
  * pml_failstop_inject test hook. */
+#include "common/fs_record.h"
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
 
@@ -35,19 +36,10 @@ void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported)
 
 void fs_ompi_status_mark(const char *what, unsigned rank, int code)
 {
-    const char *dir = getenv("FAILSTOP_STATUS_DIR");
-    char path[4096];
-    FILE *f;
+    char text[32];
 
-    if ((dir == NULL) || (*dir == '\0')) {
-        return;
-    }
-    snprintf(path, sizeof(path), "%s/%s.%u", dir, what, rank);
-    f = fopen(path, "w");
-    if (f != NULL) {
-        fprintf(f, "%d\n", code);
-        fclose(f);
-    }
+    snprintf(text, sizeof(text), "%d\n", code);
+    fs_record(what, (int)rank, text);
 }
 
 static void fs_ompi_mark(const char *what, int code)

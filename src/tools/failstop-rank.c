@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fs_record.h"
+
 #define FS_RANK_MAX_KILLS        32
 #define FS_RANK_FENCE_DEFAULT_MS 3000
 /* Wake-up period while the rank is stopped and a fence limit is set. */
@@ -153,72 +155,54 @@ static long fs_rank_fence_ms(void)
     return ms;
 }
 
-/* Opens the record file DIR/WHAT.RANK for writing; NULL without a status
- * directory or rank. */
-static FILE *fs_rank_open(const char *dir, const char *what, int rank)
+static void fs_rank_record(int rank, int status, const fs_rank_outcome_t *out)
 {
-    char path[4096];
+    char text[256];
+    int n;
 
-    if ((dir == NULL) || (rank < 0)) {
-        return NULL;
-    }
-    snprintf(path, sizeof(path), "%s/%s.%d", dir, what, rank);
-    return fopen(path, "w");
-}
-
-static void fs_rank_record(const char *dir, int rank, int status,
-                           const fs_rank_outcome_t *out)
-{
-    FILE *f = fs_rank_open(dir, "rank", rank);
-
-    if (f == NULL) {
-        return;
-    }
     /* The first line's format is parsed by failstop-run and tests/mpi/run.sh. */
-    if (WIFSIGNALED(status)) {
-        fprintf(f, "signal %d %.6f%s\n", WTERMSIG(status), fs_rank_now(),
-                out->killed ? " injected" : "");
-    } else {
-        fprintf(f, "exit %d %.6f%s\n", WEXITSTATUS(status), fs_rank_now(),
-                out->killed ? " injected" : "");
+    n = snprintf(text, sizeof(text), "%s %d %.6f%s\n",
+                 WIFSIGNALED(status) ? "signal" : "exit",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+                 fs_rank_now(), out->killed ? " injected" : "");
+    if (out->fenced && (n > 0) && ((size_t)n < sizeof(text))) {
+        snprintf(text + n, sizeof(text) - (size_t)n,
+                 "fenced after stopped %ld ms stop-signal %d\n", out->stopped_ms,
+                 out->stop_sig);
     }
-    if (out->fenced) {
-        fprintf(f, "fenced after stopped %ld ms stop-signal %d\n",
-                out->stopped_ms, out->stop_sig);
-    }
-    fclose(f);
+    fs_record("rank", rank, text);
 }
 
-/* That the rank started, with the job's size: failstop-run then knows which
- * ranks left no record at all (killed together with their waiter). */
-static void fs_rank_record_start(const char *dir, int rank)
+/* That the rank started, with the job's size and the host: failstop-run
+ * then knows which ranks left no record at all (killed together with their
+ * waiter), and where they ran. */
+static void fs_rank_record_start(int rank)
 {
     const char *size = getenv("OMPI_COMM_WORLD_SIZE");
-    FILE *f = fs_rank_open(dir, "started", rank);
+    char host[256] = "?", text[320];
 
-    if (f != NULL) {
-        fprintf(f, "%d\n", (size != NULL) ? atoi(size) : 0);
-        fclose(f);
+    if (gethostname(host, sizeof(host) - 1) != 0) {
+        strcpy(host, "?");
     }
+    snprintf(text, sizeof(text), "%d %s\n", (size != NULL) ? atoi(size) : 0, host);
+    fs_record("started", rank, text);
 }
 
 /* For tests: when the waiter saw the rank stop. */
-static void fs_rank_record_stop(const char *dir, int rank, int sig)
+static void fs_rank_record_stop(int rank, int sig)
 {
-    FILE *f = fs_rank_open(dir, "stopped", rank);
+    char text[64];
 
-    if (f != NULL) {
-        fprintf(f, "%d %.6f\n", sig, fs_rank_now());
-        fclose(f);
-    }
+    snprintf(text, sizeof(text), "%d %.6f\n", sig, fs_rank_now());
+    fs_record("stopped", rank, text);
 }
 
 /* Waits for the child to terminate: sends the planned signals when their
  * time comes, and fences the child when it stays stopped too long.  SIGCHLD
  * must be blocked (in *chld). */
 static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
-                        long fence_ms, const sigset_t *chld, const char *dir,
-                        int rank, fs_rank_outcome_t *out)
+                        long fence_ms, const sigset_t *chld, int rank,
+                        fs_rank_outcome_t *out)
 {
     const double start = fs_rank_mono();
     const double limit = (double)fence_ms * 1e-3;
@@ -240,7 +224,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
                 out->stop_sig = WSTOPSIG(status);
                 if (stopped_since < 0) {
                     stopped_since = fs_rank_mono();
-                    fs_rank_record_stop(dir, rank, out->stop_sig);
+                    fs_rank_record_stop(rank, out->stop_sig);
                 }
             } else if (WIFCONTINUED(status)) {
                 stopped_since = -1;
@@ -302,7 +286,6 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
 
 int main(int argc, char **argv)
 {
-    const char *dir = getenv("FAILSTOP_STATUS_DIR");
     const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
     int rank = (rank_env != NULL) ? atoi(rank_env) : -1;
     fs_rank_kill_t plan[FS_RANK_MAX_KILLS];
@@ -315,10 +298,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: failstop-rank PROGRAM [ARGS...]\n");
         return 127;
     }
-    if ((dir != NULL) && (*dir == '\0')) {
-        dir = NULL;
-    }
-    fs_rank_record_start(dir, rank);
+    fs_rank_record_start(rank);
     nplan    = fs_rank_kill_plan(rank, plan, FS_RANK_MAX_KILLS);
     fence_ms = fs_rank_fence_ms();
 
@@ -347,8 +327,8 @@ int main(int argc, char **argv)
     signal(SIGUSR1, fs_rank_forward);
     signal(SIGUSR2, fs_rank_forward);
     signal(SIGCONT, fs_rank_forward);
-    status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, dir, rank, &out);
-    fs_rank_record(dir, rank, status, &out);
+    status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, rank, &out);
+    fs_rank_record(rank, status, &out);
     if (WIFSIGNALED(status)) {
         return 128 + WTERMSIG(status);
     }

@@ -12,7 +12,8 @@
 #   hosts_down     removes everything (also on any exit of the caller:
 #                  hosts_up installs an EXIT trap that calls it)
 # Nothing is created in the root namespace but the namespaces' names
-# (ip netns) and HOSTS_DIR.  Needs root and iproute2.
+# (ip netns) and HOSTS_DIR (under /run: every host sees it, for the
+# launcher).  Needs root, iproute2 and util-linux (unshare, nsenter).
 HOSTS_DIR=""
 HOSTS_N=0
 HOSTS_TAG="fs$$"
@@ -20,6 +21,7 @@ HOSTS_TAG="fs$$"
 hosts_ns() { echo "${HOSTS_TAG}h$1"; }
 
 hosts_down() {
+    trap - EXIT
     local i pid
     [ -n "$HOSTS_DIR" ] || return 0
     for ((i = 1; i <= HOSTS_N; i++)); do
@@ -31,18 +33,24 @@ hosts_down() {
     HOSTS_DIR="" HOSTS_N=0
 }
 
-# hI's holder: a process in its network, UTS and IPC namespaces.
+# hI's holder: a process in its network, UTS, IPC and mount namespaces.
+# Hosts other than h1 (where mpirun runs, as the user's login node) get
+# their own /tmp and /var/tmp, as separate machines have: what a process
+# writes there (failstop-run's status directory) is not seen elsewhere.
 hosts_holder() {
-    local i=$1 ns
+    local i=$1 ns priv=""
     ns=$(hosts_ns "$i")
-    ip netns exec "$ns" unshare --uts --ipc --fork --kill-child \
-        sh -c "hostname h$i; echo \$\$ > '$HOSTS_DIR/h$i.pid'; exec sleep 100000" 2>/dev/null &
+    [ "$i" -gt 1 ] && priv="mount -t tmpfs -o size=64m tmpfs /tmp && mount -t tmpfs -o size=16m tmpfs /var/tmp &&"
+    ip netns exec "$ns" unshare --uts --ipc --mount --propagation private --fork --kill-child \
+        sh -c "hostname h$i && $priv echo \$\$ > '$HOSTS_DIR/h$i.pid' && exec sleep 100000" \
+        2>/dev/null &
     while [ ! -s "$HOSTS_DIR/h$i.pid" ]; do sleep 0.02; done
 }
 
 hosts_up() {
     local n=$1 i ns sw
-    HOSTS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fs-hosts.XXXXXX") || return 1
+    # not under /tmp or /var/tmp, which the hosts do not share
+    HOSTS_DIR=$(mktemp -d /run/fs-hosts.XXXXXX) || return 1
     HOSTS_N=$n
     trap 'hosts_down' EXIT
     sw="${HOSTS_TAG}sw"
@@ -71,7 +79,7 @@ hosts_up() {
 while [ "\${1#-}" != "\$1" ]; do shift; done
 host=\$1; shift
 pid=\$(cat "$HOSTS_DIR/\$host.pid") || { echo "agent: no host \$host" >&2; exit 255; }
-exec nsenter -t "\$pid" --net --uts --ipc -- /bin/sh -c "\$*"
+exec nsenter -t "\$pid" --net --uts --ipc --mount -- /bin/sh -c "\$*"
 AGENT
     chmod +x "$HOSTS_DIR/agent"
 }
@@ -80,7 +88,7 @@ hosts_run() {
     local i=$1 pid
     shift
     pid=$(cat "$HOSTS_DIR/h$i.pid")
-    nsenter -t "$pid" --net --uts --ipc -- "$@"
+    nsenter -t "$pid" --net --uts --ipc --mount -- "$@"
 }
 
 hosts_link() {
@@ -88,15 +96,17 @@ hosts_link() {
 }
 
 # Processes inside hI (same network namespace as its holder), the holder
-# itself excluded; all hosts share this machine's PID namespace.
+# and its parent excluded; all hosts share this machine's PID namespace.
 hosts_pids() {
-    local holder ns p
+    local holder parent ns p
     holder=$(cat "$HOSTS_DIR/h$1.pid")
+    # the holder's parent (unshare --kill-child) is in the host too
+    parent=$(awk '/^PPid:/ {print $2}' "/proc/$holder/status")
     ns=$(readlink "/proc/$holder/ns/net")
     for p in /proc/[0-9]*; do
         p=${p#/proc/}
-        [ "$p" != "$holder" ] && [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] &&
-            echo "$p"
+        [ "$p" != "$holder" ] && [ "$p" != "$parent" ] &&
+            [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "$p"
     done
 }
 

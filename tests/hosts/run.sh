@@ -5,7 +5,9 @@
 # entering them; mpirun runs on h1.  Runs, through tests/mpi/run.sh:
 #   - the failure-free MPI suite (t_*) once at 6 ranks: shared memory inside
 #     a host, UCX TCP between hosts;
-#   - fault tests whose victims land on other hosts, FS_HOSTS_REPEAT times.
+#   - fault tests whose victims land on other hosts, FS_HOSTS_REPEAT times;
+#   - tests/hosts/net.sh: link flap, packet loss (and delay where the kernel
+#     has netem), node crash and partition, FS_HOSTS_REPEAT times each.
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
 
@@ -31,4 +33,8 @@ FS_TEST_LAUNCHER="$LAUNCH" FS_TEST_FAILSTOP_TESTS=1 FS_TEST_CONFIGS=shm \
     FS_TEST_FAULT_NPS=6 FS_TEST_REPEAT="$REPEAT" \
     FS_TEST_FILTER="${FS_HOSTS_FAULT_FILTER:-^(tf_fail_(kill|p2p|two|coll)|tf_hb_stop)$}" \
     bash "$HERE/../mpi/run.sh" "$BUILD" || fail=1
+# the network and the hosts misbehave (link flap, loss, node crash,
+# partition), FS_HOSTS_REPEAT times each, on hosts of its own
+hosts_down
+FS_NET_REPEAT="$REPEAT" bash "$HERE/net.sh" "$BUILD" || fail=1
 exit $fail

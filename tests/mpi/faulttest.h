@@ -16,6 +16,7 @@
 
 #include "mpitest.h"
 #include "failstop.h"
+#include "common/fs_record.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -29,18 +30,10 @@
 __attribute__((noreturn))
 static inline void ft_die(void)
 {
-    const char *dir = getenv("FAILSTOP_STATUS_DIR");
-    char path[4096];
-    FILE *f;
+    char text[16];
 
-    if (dir != NULL && *dir != '\0') {
-        snprintf(path, sizeof path, "%s/injected.%d", dir, mt_rank());
-        f = fopen(path, "w");
-        if (f != NULL) {
-            fprintf(f, "%d\n", SIGKILL);
-            fclose(f);
-        }
-    }
+    snprintf(text, sizeof text, "%d\n", SIGKILL);
+    fs_record("injected", mt_rank(), text);
     fflush(stdout);
     fflush(stderr);
     raise(SIGKILL);

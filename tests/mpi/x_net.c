@@ -16,7 +16,8 @@
  * failure from the detector alone.
  *
  * A failed operation must have the class MPI_ERR_RANK_FAIL_STOP and name a
- * rank on the CUT host; after it, that peer is skipped.  At the end every
+ * rank on the CUT host (on the CUT host, cut off: a rank elsewhere); after
+ * it, that peer is skipped.  At the end every
  * survivor waits (bounded) until its failed group is exactly the CUT host's
  * ranks, prints "X_NET rank R first-error T all-known T" (CLOCK_REALTIME
  * seconds, or 0 if never) for the measurements, finalizes and prints its OK
@@ -87,8 +88,9 @@ static void xn_outcome(xn_t *x, int p, int rc, const char *what, int round)
     if (rc == MPI_SUCCESS)
         return;
     ft_expect_failed(MT_HERE, rc, what);
-    mt_expect(MT_HERE, x->cut[p] && !x->cut_me, "%s with rank %d failed in "
-              "round %d, which is not on the cut host", what, p, round);
+    /* seen from a cut-off host, the others fail, until it ends itself */
+    mt_expect(MT_HERE, x->cut[p] != x->cut_me, "%s with rank %d failed in "
+              "round %d, which is on the same side", what, p, round);
     if (x->first_error == 0)
         x->first_error = xn_wall();
     x->dead[p] = 1;
