@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# tests/hosts/net.sh BUILD_DIR: the network misbehaves under a job on three
-# simulated hosts (tests/hosts/hosts.sh), two ranks each, mpirun on h1;
-# x_net (tests/mpi/x_net.c) exchanges checked messages between every pair
-# of ranks while this script acts on h3's link or processes:
+# tests/hosts/net.sh BUILD_DIR: the network misbehaves under a job on
+# FS_NET_HOSTS (3) simulated hosts (tests/hosts/hosts.sh), two ranks each,
+# mpirun on h1; x_net (tests/mpi/x_net.c) exchanges checked messages
+# between every pair of ranks while this script acts on the last host's
+# (h3's) link or processes:
 #   flap       h3's link down for 0.3 s: nobody suspected, nothing fails
 #   loss       5% of h3's packets dropped each way (nftables): the same
 #   delay      h3's packets delayed 20 ms +- 10 ms (tc netem, where the
 #              kernel has it; else said so and not run)
+#   kill       SIGKILL to h3's first rank: the others get the class for it
 #   crash      h3 dies as a node does (link down, every process killed at
 #              once, Open MPI's daemon too): the others get the class for
 #              h3's ranks, finalize, and failstop-run ends the job (mpirun
@@ -17,8 +19,8 @@
 #              h3), before Open MPI's daemon would fence them
 # Every scenario FS_NET_REPEAT times (default 10), each run under a hard
 # limit.  FS_NET_ONLY: a regular expression of scenario names to run.
-# FS_NET_TIMES=FILE appends "scenario action-time first-error all-known" per
-# survivor (detection measurements, docs/PERFORMANCE.md).
+# FS_NET_TIMES=FILE appends "scenario hosts rank action-time first-error
+# first-known all-known" per survivor (wall clock; bench/hosts.sh).
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
 
@@ -33,39 +35,52 @@ REPEAT=${FS_NET_REPEAT:-10}
 ONLY=${FS_NET_ONLY:-.}
 # shellcheck source=hosts.sh
 . "$HERE/hosts.sh"
-hosts_up 3 || die "cannot create the simulated hosts (root and iproute2 needed)"
+H=${FS_NET_HOSTS:-3}          # hosts, two ranks each; hH is the one that misbehaves
+V1=$((2 * H - 2)) V2=$((2 * H - 1))   # its ranks
+hosts_up "$H" || die "cannot create the simulated hosts (root and iproute2 needed)"
 export OMPI_MCA_orte_default_hostfile="$HOSTS_DIR/hostfile"
 export OMPI_MCA_plm_rsh_agent="$HOSTS_DIR/agent"
 export FS_NET_DIR="$HOSTS_DIR"
-ST=/tmp/fs-net-status.$$     # the same path on h1 (shared) and on h3 (its own)
+ST=/tmp/fs-net-status.$$     # the same path on h1 (shared) and on hH (its own)
 
 now() { date +%s.%N; }
 
 have_netem() {
-    ip netns exec "$(hosts_ns 3)" tc qdisc add dev eth0 root netem delay 1ms 2>/dev/null &&
-        ip netns exec "$(hosts_ns 3)" tc qdisc del dev eth0 root
+    ip netns exec "$(hosts_ns "$H")" tc qdisc add dev eth0 root netem delay 1ms 2>/dev/null &&
+        ip netns exec "$(hosts_ns "$H")" tc qdisc del dev eth0 root
 }
 
 # drop PCT% of h3's IP packets in each direction (nftables, in h3)
 loss_on() {
-    ip netns exec "$(hosts_ns 3)" nft -f - <<NFT
+    ip netns exec "$(hosts_ns "$H")" nft -f - <<NFT
 table inet fsloss {
     chain in { type filter hook input priority 0; iifname "eth0" numgen random mod 100 < $1 drop; }
     chain out { type filter hook output priority 0; oifname "eth0" numgen random mod 100 < $1 drop; }
 }
 NFT
 }
-loss_off() { ip netns exec "$(hosts_ns 3)" nft delete table inet fsloss 2>/dev/null; }
+loss_off() { ip netns exec "$(hosts_ns "$H")" nft delete table inet fsloss 2>/dev/null; }
+
+# the x_net process of world rank $1 on hH
+rank_pid() {
+    local p
+    for p in $(hosts_pids "$H"); do
+        tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = x_net ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
 
 # act SCENARIO: what happens to h3, once the ranks exchange messages
 act() {
     case $1 in
-    flap) hosts_link 3 down; sleep 0.3; hosts_link 3 up ;;
+    flap) hosts_link "$H" down; sleep 0.3; hosts_link "$H" up ;;
     loss) loss_on 5 || { echo "FAIL hosts-net loss: cannot drop packets (nftables)"; return 1; } ;;
-    delay) ip netns exec "$(hosts_ns 3)" tc qdisc add dev eth0 root netem delay 20ms 10ms
-           ip netns exec "${HOSTS_TAG}sw" tc qdisc add dev p3 root netem delay 20ms 10ms ;;
-    crash) hosts_crash 3 ;;
-    partition) hosts_link 3 down ;;
+    delay) ip netns exec "$(hosts_ns "$H")" tc qdisc add dev eth0 root netem delay 20ms 10ms
+           ip netns exec "${HOSTS_TAG}sw" tc qdisc add dev "p$H" root netem delay 20ms 10ms ;;
+    kill) kill -KILL "$victim" ;;
+    crash) hosts_crash "$H" ;;
+    partition) hosts_link "$H" down ;;
     esac
 }
 
@@ -73,23 +88,23 @@ act() {
 # the qdiscs are all that changed; a crash killed nothing of the switch)
 heal() {
     loss_off
-    ip netns exec "$(hosts_ns 3)" tc qdisc del dev eth0 root 2>/dev/null
-    ip netns exec "${HOSTS_TAG}sw" tc qdisc del dev p3 root 2>/dev/null
-    hosts_link 3 up
+    ip netns exec "$(hosts_ns "$H")" tc qdisc del dev eth0 root 2>/dev/null
+    ip netns exec "${HOSTS_TAG}sw" tc qdisc del dev "p$H" root 2>/dev/null
+    hosts_link "$H" up
     local p
-    for p in $(hosts_pids 3); do
+    for p in $(hosts_pids "$H"); do
         kill -KILL "$p" 2>/dev/null
     done
 }
 
 # run SCENARIO SECONDS CUT: one job; prints PASS/FAIL; returns 0 if passed
 run() {
-    local sc=$1 secs=$2 cut=$3 out=$HOSTS_DIR/out rc t_act ok why="" i left rec
+    local sc=$1 secs=$2 cut=$3 out=$HOSTS_DIR/out rc t_act ok why="" i left rec victim=
     rm -rf "$ST" "$HOSTS_DIR/ready"
     mkdir -p "$ST"
-    hosts_run 3 rm -rf "$ST"
-    hosts_run 3 mkdir -p "$ST"
-    hosts_run 1 timeout -k 5 90 "$RUN" --status-dir "$ST" -np 6 "$PROG" "$secs" "$cut" \
+    hosts_run "$H" rm -rf "$ST"
+    hosts_run "$H" mkdir -p "$ST"
+    hosts_run 1 timeout -k 5 "${FS_NET_LIMIT:-90}" "$RUN" --status-dir "$ST" -np $((2 * H)) "$PROG" "$secs" "$cut" \
         > "$out" 2>&1 < /dev/null &
     local job=$!
     for ((i = 0; i < 300; i++)); do
@@ -97,42 +112,46 @@ run() {
         sleep 0.05
     done
     sleep 1
+    [ "$sc" = kill ] && { victim=$(rank_pid "$V1") || why="rank $V1 not found on h$H"; }
     t_act=$(now)
     act "$sc" || why="the scenario could not be set up"
     wait "$job"
     rc=$?
     ok=$(grep -c "^MPITEST OK x_net" "$out")
     if [ "$cut" = - ]; then
-        [ "$ok" -eq 6 ] || why="$ok of 6 ranks OK"
+        [ "$ok" -eq $((2 * H)) ] || why="$ok of $((2 * H)) ranks OK"
         grep -q "suspected\|declared this process" "$out" && why="$why; a process was suspected"
+    elif [ "$sc" = kill ]; then
+        [ "$ok" -eq $((2 * H - 1)) ] || why="$ok of $((2 * H - 1)) survivors OK"
     else
-        [ "$ok" -eq 4 ] || why="$ok of 4 survivors OK"
+        [ "$ok" -eq $((2 * H - 2)) ] || why="$ok of $((2 * H - 2)) survivors OK"
         if [ "$sc" = partition ]; then
-            for i in 4 5; do
-                rec=$(hosts_run 3 cat "$ST/rank.$i" 2>/dev/null | head -n 1)
-                { [[ $rec == "exit 1 "* ]] && hosts_run 3 test -e "$ST/cutoff.$i"; } ||
+            for i in $V1 $V2; do
+                rec=$(hosts_run "$H" cat "$ST/rank.$i" 2>/dev/null | head -n 1)
+                { [[ $rec == "exit 1 "* ]] && hosts_run "$H" test -e "$ST/cutoff.$i"; } ||
                     why="$why; cut-off rank $i: '$rec', not ended by the partition rule (cut at $t_act)"
             done
         fi
-        grep -q "ranks (rank@host) 4@h3 5@h3 never ended" "$out" ||
-            why="$why; failstop-run did not end the job naming h3's ranks"
+        grep -q "ranks (rank@host) $V1@h$H $V2@h$H never ended" "$out" ||
+            why="$why; failstop-run did not end the job naming h$H's ranks"
     fi
     [ "$rc" -eq 0 ] || why="$why; exit status $rc"
-    left=$(for p in $(hosts_pids 3); do tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null; echo; done |
+    left=$(for p in $(hosts_pids "$H"); do tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null; echo; done |
            grep -c "x_net")
-    [ "$left" -eq 0 ] || why="$why; $left x_net processes left on h3"
+    [ "$left" -eq 0 ] || why="$why; $left x_net processes left on h$H"
     if [ -n "${FS_NET_TIMES:-}" ]; then
-        grep "^X_NET" "$out" | while read -r _ _ r _ _ fe _ ak; do
-            echo "$sc $r $t_act $fe $ak"
+        grep "^X_NET" "$out" | while read -r _ _ r _ _ _ fe _ fk _ ak; do
+            echo "$sc $H $r $t_act $fe $fk $ak"
         done >> "$FS_NET_TIMES"
     fi
-    [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run 3 sh -c "ls -l $ST; head $ST/*"; } >> "$out" 2>&1
+    [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run "$H" sh -c "ls -l $ST; head $ST/*"; } >> "$out" 2>&1
     heal
     if [ -z "$why" ]; then
         echo "PASS hosts-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1))"
         return 0
     fi
-    echo "FAIL hosts-net $sc: ${why#; }"
+    echo "FAIL hosts-net $sc: ${why#; } (output: ${TMPDIR:-/tmp}/fs-net-fail.log)"
+    cp "$out" "${TMPDIR:-/tmp}/fs-net-fail.log"
     grep -v "Connection refused\|Connection timed out\|Connection reset" "$out" > "$out.f"
     head -n 15 "$out.f"
     echo "    ..."
@@ -146,13 +165,14 @@ have_netem && netem=1
 [ $netem -eq 1 ] || echo "NOTE hosts-net delay: this kernel has no netem qdisc" \
     "(CONFIG_NET_SCH_NETEM), delay not tried here"
 for ((k = 1; k <= REPEAT; k++)); do
-    for sc in flap loss delay crash partition; do
+    for sc in flap loss delay kill crash partition; do
         [[ $sc =~ $ONLY ]] || continue
         [ $sc = delay ] && [ $netem -eq 0 ] && continue
         case $sc in
         flap|loss|delay) run "$sc" 4 - || fail=1 ;;
-        crash) run "$sc" 7 h3 || fail=1 ;;
-        partition) run "$sc" 14 h3 || fail=1 ;;
+        kill) run "$sc" 3 "r$V1" || fail=1 ;;
+        crash) run "$sc" 7 "h$H" || fail=1 ;;
+        partition) run "$sc" $((4 * H + 2)) "h$H" || fail=1 ;;
         esac
     done
 done

@@ -4,7 +4,8 @@
  * Usage: x_net SECONDS CUT
  *   CUT "-": nothing may fail (link flap shorter than the detector timeout,
  *   delay or loss below the tolerance); CUT "hN": every rank on host hN is
- *   expected to fail (its host crashed, or its link is cut).
+ *   expected to fail (its host crashed, or its link is cut); CUT "rN":
+ *   rank N alone (killed).
  *
  * Every rank learns every rank's host, then (after a barrier) rank 0
  * writes $FS_NET_DIR/ready, the script's cue to act, and all ranks exchange
@@ -19,8 +20,11 @@
  * rank on the CUT host (on the CUT host, cut off: a rank elsewhere); after
  * it, that peer is skipped.  At the end every
  * survivor waits (bounded) until its failed group is exactly the CUT host's
- * ranks, prints "X_NET rank R first-error T all-known T" (CLOCK_REALTIME
- * seconds, or 0 if never) for the measurements, finalizes and prints its OK
+ * ranks, prints "X_NET rank R rounds K first-error T first-known T
+ * all-known T" (CLOCK_REALTIME seconds, 0 if never: its first failed
+ * operation; when its failed group first had a member, and all of them,
+ * polled every millisecond while it waits) for the measurements,
+ * finalizes and prints its OK
  * line.  A rank on the CUT host that reaches the end (it was cut off, not
  * killed) fails: it should have been excluded and ended itself. */
 #include "faulttest.h"
@@ -36,7 +40,8 @@ typedef struct xn {
     int    cut[XN_MAX];      /* 1: rank on the CUT host */
     int    dead[XN_MAX];     /* 1: an operation with it failed */
     int    stop;             /* this round is the last (own clock or a peer's) */
-    double first_error, all_known;
+    int    want;             /* ranks expected to fail */
+    double first_error, first_known, all_known, polled;
     char  *out[XN_MAX], *in[XN_MAX];
 } xn_t;
 
@@ -57,8 +62,11 @@ static void xn_hosts(xn_t *x, const char *cut)
     all = mt_zalloc((size_t)x->n * MPI_MAX_PROCESSOR_NAME);
     MT_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
                            MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD));
-    for (r = 0; r < x->n; r++)
-        x->cut[r] = strcmp(cut, all + (size_t)r * MPI_MAX_PROCESSOR_NAME) == 0;
+    for (r = 0; r < x->n; r++) {
+        x->cut[r] = (cut[0] == 'r') ? (atoi(cut + 1) == r)
+                                    : strcmp(cut, all + (size_t)r * MPI_MAX_PROCESSOR_NAME) == 0;
+        x->want += x->cut[r];
+    }
     x->cut_me = x->cut[x->me];
     free(all);
 }
@@ -79,7 +87,9 @@ static void xn_ready(void)
 
 static int xn_talks(const xn_t *x, int p)
 {
-    return p != x->me && !x->dead[p] && !((x->me & 1) && x->cut[p]);
+    /* symmetric, or one side would wait for a message never sent */
+    return p != x->me && !x->dead[p] && !((x->me & 1) && x->cut[p]) &&
+           !((p & 1) && x->cut[x->me]);
 }
 
 /* One operation with peer p ended with rc: success, or p's failure. */
@@ -98,6 +108,37 @@ static void xn_outcome(xn_t *x, int p, int rc, const char *what, int round)
 
 /* Every survivor exchanges with every other in every round, so a stop flag
  * set by one reaches all of them in the same round: they end together. */
+/* When the failed group first grew, and reached the expected size. */
+static void xn_poll_known(xn_t *x)
+{
+    int k;
+
+    if ((x->want == 0) || (x->all_known > 0) || (mt_now() - x->polled < 1e-3))
+        return;
+    x->polled = mt_now();
+    k = ft_failed_count(MPI_COMM_WORLD);
+    if ((k > 0) && (x->first_known == 0))
+        x->first_known = xn_wall();
+    if (k >= x->want)
+        x->all_known = xn_wall();
+}
+
+/* ft_wait, watching what this process knows meanwhile. */
+static int xn_wait(xn_t *x, MPI_Request *req, MPI_Status *st, const char *what)
+{
+    double t0 = mt_now();
+    int flag = 0, rc;
+
+    for (;;) {
+        rc = MPI_Test(req, &flag, st);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        xn_poll_known(x);
+        if (mt_now() - t0 > FT_DEADLINE)
+            mt_fail(MT_HERE, "%s: not complete after %.0f s", what, FT_DEADLINE);
+    }
+}
+
 static void xn_round(xn_t *x, int round, int stop)
 {
     MPI_Request rq[2 * XN_MAX];
@@ -117,7 +158,7 @@ static void xn_round(xn_t *x, int round, int stop)
     }
     for (i = 0; i < k; i++) {
         p = peer[i] >= 0 ? peer[i] : -1 - peer[i];
-        rc = ft_wait(MT_HERE, &rq[i], &st, peer[i] >= 0 ? "receive" : "send");
+        rc = xn_wait(x, &rq[i], &st, peer[i] >= 0 ? "receive" : "send");
         xn_outcome(x, p, rc, peer[i] >= 0 ? "receive" : "send", round);
         if (rc == MPI_SUCCESS && peer[i] >= 0) {
             mt_expect_status(MT_HERE, &st, p, 0, MPI_BYTE, len);
@@ -135,17 +176,18 @@ static void xn_round(xn_t *x, int round, int stop)
 /* Survivor's end: its failed group becomes exactly the CUT host's ranks. */
 static void xn_settle(xn_t *x)
 {
-    int r, want = 0;
+    int r;
 
     for (r = 0; r < x->n; r++)
-        if (x->cut[r]) {
-            want++;
+        if (x->cut[r])
             ft_wait_failed(MT_HERE, MPI_COMM_WORLD, r);
-        }
-    x->all_known = want > 0 ? xn_wall() : 0;
-    mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == want,
-              "failed group has %d ranks, the cut host %d",
-              ft_failed_count(MPI_COMM_WORLD), want);
+    if (x->want > 0 && x->all_known == 0)
+        x->all_known = xn_wall();
+    if (x->want > 0 && x->first_known == 0)
+        x->first_known = x->all_known;
+    mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == x->want,
+              "failed group has %d ranks, the cut ones %d",
+              ft_failed_count(MPI_COMM_WORLD), x->want);
 }
 
 int main(int argc, char **argv)
@@ -171,13 +213,14 @@ int main(int argc, char **argv)
         xn_ready();
     for (t0 = mt_now(); !x.stop; round++) {
         xn_round(&x, round, mt_now() - t0 >= seconds);
+        xn_poll_known(&x);
         mt_sleep_ms(1);
     }
     mt_expect(MT_HERE, !x.cut_me, "rank %d on the cut host ran to the end "
               "(%d rounds): it was not excluded", x.me, round);
     xn_settle(&x);
-    printf("X_NET rank %d rounds %d first-error %.6f all-known %.6f\n", x.me,
-           round, x.first_error, x.all_known);
+    printf("X_NET rank %d rounds %d first-error %.6f first-known %.6f all-known %.6f\n",
+           x.me, round, x.first_error, x.first_known, x.all_known);
     for (p = 0; p < x.n; p++) {
         free(x.out[p]);
         free(x.in[p]);
