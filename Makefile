@@ -11,6 +11,7 @@
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
+#   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
 #   make hosts-test      the MPI suite and fault tests across 3 simulated hosts
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
 #   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
@@ -69,7 +70,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-detector clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -230,6 +231,10 @@ bench: all
 
 bench-killtime: all
 	@bash bench/killtime.sh $(BUILD)
+
+# kill, node crash and partition across 3 and 6 simulated hosts -> docs/perf/hosts.md
+bench-hosts: all
+	@bash bench/hosts.sh $(BUILD)
 
 # the detector at 1000, 10000 and 100000 simulated ranks (about 5 GB, 1 min)
 bench-detector: all

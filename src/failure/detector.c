@@ -23,7 +23,8 @@
 
 enum {
     FS_DET_RATE_REFUSE = 0,
-    FS_DET_RATE_SYNC   = 1
+    FS_DET_RATE_SYNC   = 1,
+    FS_DET_RATE_PROBE  = 2
 };
 
 typedef struct fs_det_rate {
@@ -60,6 +61,12 @@ struct fs_det {
     double          last_beat_at; /* last BEAT from the observed, -inf if none */
     int             started;
     int             left;
+
+    /* host probe: ranks PROBEd, whether each answered, when they must have */
+    uint32_t        probe[FS_DET_PROBE_MAX];
+    uint8_t         probe_ok[FS_DET_PROBE_MAX];
+    uint32_t        nprobe;       /* 0: no probe running */
+    double          probe_deadline;
 
     /* partition rule (multi-host jobs) */
     uint32_t        view_n;       /* alive before the first loss of this period */
@@ -277,6 +284,47 @@ static void fs_det_ring_repair(fs_det_t *det, uint32_t rank, double now)
 
 /* ---- learning a failure -------------------------------------------------------- */
 
+static int fs_det_remote(const fs_det_t *det, uint32_t rank)
+{
+    return (det->ops.host != NULL) &&
+           (det->ops.host(det->arg, rank) != det->ops.host(det->arg, det->cfg.me));
+}
+
+/* The observed process p, on another host, was just suspected: PROBE the
+ * predecessors the ring would watch next while they are on p's host. */
+static void fs_det_probe_host(fs_det_t *det, uint32_t p, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    uint64_t host;
+    uint32_t r = p;
+
+    if ((det->nprobe > 0) || !fs_det_remote(det, p)) {
+        return;
+    }
+    host = det->ops.host(det->arg, p);
+    for (;;) {
+        r = fs_det_walk(c->n, r, det->gone, -1);
+        if ((r >= c->n) || (r == c->me) || (r == p) ||
+            (det->ops.host(det->arg, r) != host) || (det->nprobe == FS_DET_PROBE_MAX)) {
+            break;
+        }
+        det->probe[det->nprobe]    = r;
+        det->probe_ok[det->nprobe] = 0;
+        ++det->nprobe;
+        fs_det_send(det, r, FS_DET_PROBE, r);
+    }
+    det->probe_deadline = now + 3.0 * c->period;
+}
+
+static void fs_det_probe_answer(fs_det_t *det, uint32_t from)
+{
+    uint32_t i;
+
+    for (i = 0; i < det->nprobe; ++i) {
+        det->probe_ok[i] |= det->probe[i] == from;
+    }
+}
+
 /* The partition rule (detector.h), on learning one more failure. */
 static int fs_det_minority(fs_det_t *det, uint32_t rank, double now)
 {
@@ -338,6 +386,20 @@ static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
     det->ops.failed(det->arg, rank, cause);
 }
 
+/* The probe's deadline: who did not answer is gone with its host. */
+static void fs_det_probe_end(fs_det_t *det, double now)
+{
+    uint32_t i, n = det->nprobe;
+
+    det->nprobe = 0;
+    for (i = 0; (i < n) && !det->left; ++i) {
+        if (!det->probe_ok[i] && !fs_det_bit(det->gone, det->probe[i])) {
+            ++det->stats.suspicions;
+            fs_det_learn(det, det->probe[i], FS_DET_CAUSE_TIMEOUT, det->cfg.n, now);
+        }
+    }
+}
+
 /* ---- receiving ------------------------------------------------------------------ */
 
 /* Ours: magic, version and job; foreign messages are counted apart from
@@ -359,6 +421,7 @@ static int fs_det_rx_valid(fs_det_t *det, const fs_det_msg_t *msg,
     case FS_DET_BEAT:
     case FS_DET_OBSERVE:
     case FS_DET_FAILED:
+    case FS_DET_PROBE:
         return 1;
     case FS_DET_LEAVE:
         if (msg->subject != det->cfg.me) {
@@ -384,6 +447,7 @@ static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
     uint32_t from = msg->sender;
 
     ++det->stats.beats_received;
+    fs_det_probe_answer(det, from);
     if (from == det->observed) {
         if ((det->last_beat_at > -HUGE_VAL) &&
             (now - det->last_beat_at > det->stats.max_beat_gap)) {
@@ -524,6 +588,11 @@ void fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
     case FS_DET_SYNC:
         fs_det_rx_sync(det, from, data, now);
         break;
+    case FS_DET_PROBE:
+        if (fs_det_rate_ok(det, FS_DET_RATE_PROBE, from, now)) {
+            fs_det_send(det, from, FS_DET_BEAT, det->cfg.me);
+        }
+        break;
     default:
         break;
     }
@@ -560,6 +629,9 @@ double fs_det_next_deadline(const fs_det_t *det)
     if ((det->observed < det->cfg.n) && (det->obs_deadline < t)) {
         t = det->obs_deadline;
     }
+    if ((det->nprobe > 0) && (det->probe_deadline < t)) {
+        t = det->probe_deadline;
+    }
     return t;
 }
 
@@ -592,9 +664,15 @@ void fs_det_tick(fs_det_t *det, double now)
     }
     /* >=, not >: a tick exactly at the deadline must act, or the caller
      * would be woken again for the same deadline */
-    if ((det->observed < c->n) && (now >= det->obs_deadline)) {
+    if ((det->nprobe > 0) && (now >= det->probe_deadline)) {
+        fs_det_probe_end(det, now);
+    }
+    if ((det->observed < c->n) && (now >= det->obs_deadline) && !det->left) {
+        uint32_t p = det->observed;
+
         ++det->stats.suspicions;
-        fs_det_learn(det, det->observed, FS_DET_CAUSE_TIMEOUT, c->n, now);
+        fs_det_probe_host(det, p, now);
+        fs_det_learn(det, p, FS_DET_CAUSE_TIMEOUT, c->n, now);
     }
 }
 
@@ -668,7 +746,7 @@ static int fs_det_config_ok(const fs_det_config_t *c, const fs_det_ops_t *ops)
            (c->timeout >= 2 * c->period) && isfinite(c->timeout) &&
            ((c->timeout_remote == 0) ||
             ((c->timeout_remote >= c->timeout) && isfinite(c->timeout_remote))) &&
-           ((ops->remote == NULL) || (ops->partitioned != NULL)) &&
+           ((ops->host == NULL) || (ops->partitioned != NULL)) &&
            (c->grace >= 0) && isfinite(c->grace) && (ops->send != NULL) &&
            (ops->failed != NULL) && (ops->excluded != NULL);
 }
@@ -687,16 +765,15 @@ static void fs_det_init_state(fs_det_t *det)
     det->observer     = fs_det_walk(c->n, c->me, NULL, +1);
     det->last_beat_at = -HUGE_VAL;
     det->last_loss_at = -HUGE_VAL;
-    for (i = 0; (det->ops.remote != NULL) && (i < c->n) && !det->stats.multi_host; ++i) {
-        det->stats.multi_host = (i != c->me) && det->ops.remote(det->arg, i);
+    for (i = 0; (det->ops.host != NULL) && (i < c->n) && !det->stats.multi_host; ++i) {
+        det->stats.multi_host = (i != c->me) && fs_det_remote(det, i);
     }
     det->obs_timeout  = fs_det_timeout_of(det, det->observed);
 }
 
 double fs_det_timeout_of(const fs_det_t *det, uint32_t rank)
 {
-    if ((rank < det->cfg.n) && (det->ops.remote != NULL) &&
-        det->ops.remote(det->arg, rank)) {
+    if ((rank < det->cfg.n) && fs_det_remote(det, rank)) {
         return det->cfg.timeout_remote;
     }
     return det->cfg.timeout;

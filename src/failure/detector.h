@@ -44,11 +44,18 @@
  * (at most once per period) with FAILED naming it; a process that receives
  * FAILED naming itself calls ops->excluded and must end.
  *
- * Across hosts (ops->remote says which processes are on another host):
+ * Across hosts (ops->host says which processes share a host):
  *  - a process on another host is suspected after timeout_remote, not
  *    timeout: a link flap costs more than its own length (Linux evicts the
  *    neighbour entries of a link that lost its carrier and re-resolves them
  *    once a second: a 0.3 s flap silences the link for about 1 s);
+ *  - host probe: a crashed or cut-off host says nothing, and the ring would
+ *    find its processes one timeout_remote each.  When an observer
+ *    suspects a process on another host, it PROBEs the predecessors the
+ *    ring would watch next on that same host (at most FS_DET_PROBE_MAX) and
+ *    suspects, 3 periods later, each that did not answer with a BEAT: a
+ *    host whose link was silent for timeout_remote and that still does not
+ *    answer is gone as a whole;
  *  - partition rule: the side of a partition that cannot hear the others
  *    cannot be told it is excluded, so it must find out itself.  A process
  *    that learns, within one unstable period (no failure learned for
@@ -71,12 +78,13 @@ typedef enum fs_det_msg_type {
     FS_DET_OBSERVE = 2,  /* "I observe you now: send me your beats" */
     FS_DET_FAILED  = 3,  /* subject has failed */
     FS_DET_LEAVE   = 4,  /* subject finalized normally (sent by it, forwarded) */
-    FS_DET_SYNC    = 5   /* data: the sender's failed bitmap, then its left
+    FS_DET_SYNC    = 5,  /* data: the sender's failed bitmap, then its left
                             bitmap, fs_det_sync_len(n) bytes */
+    FS_DET_PROBE   = 6   /* "answer with a BEAT": is your host still there? */
 } fs_det_msg_type_t;
 
 #define FS_DET_MAGIC   0x5346u   /* "FS" in the first two bytes, little-endian */
-#define FS_DET_VERSION 2u
+#define FS_DET_VERSION 3u
 
 /* Wire header (32 bytes, host byte order: one machine family per job). */
 typedef struct fs_det_msg {
@@ -105,14 +113,18 @@ typedef struct fs_det_ops {
     void (*failed)(void *arg, uint32_t rank, fs_det_cause_t cause);
     /* Process `by` says this process has failed: it must end itself. */
     void (*excluded)(void *arg, uint32_t by);
-    /* Optional (NULL: every process is on this host): 1 if rank is on
-     * another host.  Asked at create time and when the observed changes. */
-    int  (*remote)(void *arg, uint32_t rank);
+    /* Optional (NULL: every process is on this host): an identity of the
+     * host rank runs on (processes on one host share it).  Asked at create
+     * time, when the observed changes and when a host is probed. */
+    uint64_t (*host)(void *arg, uint32_t rank);
     /* The partition rule found this process on the minority side (lost of
      * view processes, view including this one): it must end itself.  Needed
-     * with remote. */
+     * with host. */
     void (*partitioned)(void *arg, uint32_t lost, uint32_t view);
 } fs_det_ops_t;
+
+/* Most processes of one host probed at once (more are found one by one). */
+#define FS_DET_PROBE_MAX 256
 
 typedef struct fs_det_config {
     uint32_t n;          /* world size, >= 1 */

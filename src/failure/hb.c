@@ -227,13 +227,20 @@ static void fs_hb_excluded(void *arg, uint32_t by)
     hb->host.excluded(hb->host.arg, by);
 }
 
-static int fs_hb_remote(void *arg, uint32_t rank)
+static uint64_t fs_hb_host(void *arg, uint32_t rank)
 {
     fs_hb_t *hb = arg;
 
-    return (hb->tl_ops->addr_remote != NULL) &&
-           hb->tl_ops->addr_remote(hb->tl, hb->peers[rank].addr,
-                                   hb->peers[rank].addr_len);
+    if (hb->tl_ops->addr_host == NULL) {
+        return 0;
+    }
+    return hb->tl_ops->addr_host(hb->tl, hb->peers[rank].addr, hb->peers[rank].addr_len);
+}
+
+/* rank on another host than this process (never without addr_host). */
+static int fs_hb_remote(fs_hb_t *hb, uint32_t rank)
+{
+    return fs_hb_host(hb, rank) != fs_hb_host(hb, hb->det_cfg.me);
 }
 
 static void fs_hb_partitioned(void *arg, uint32_t lost, uint32_t view)
@@ -247,7 +254,7 @@ static const fs_det_ops_t fs_hb_det_ops = {
     .send        = fs_hb_send,
     .failed      = fs_hb_failed,
     .excluded    = fs_hb_excluded,
-    .remote      = fs_hb_remote,
+    .host        = fs_hb_host,
     .partitioned = fs_hb_partitioned,
 };
 

@@ -130,9 +130,10 @@ typedef struct fs_tl_ops {
     fs_status_t (*wait_fd)(fs_tl_t *tl, int *fd_p);
     fs_status_t (*arm)(fs_tl_t *tl);
     void        (*signal)(fs_tl_t *tl);
-    /* Detector role, optional: 1 if the process with address addr is on
-     * another host (reached through a network that can flap or split). */
-    int         (*addr_remote)(fs_tl_t *tl, const void *addr, size_t addr_len);
+    /* Detector role, optional: an identity of the host (network stack) of
+     * the process with address addr; processes on one host share it, and
+     * others are reached through a network that can flap or split. */
+    uint64_t    (*addr_host)(fs_tl_t *tl, const void *addr, size_t addr_len);
 } fs_tl_ops_t;
 
 extern const fs_tl_ops_t fs_tl_ucx_ops;   /* MPI traffic */

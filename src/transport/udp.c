@@ -440,15 +440,16 @@ static void fs_udp_signal(fs_tl_t *tl)
                  (struct sockaddr *)&self, sizeof(self));
 }
 
-static int fs_udp_addr_remote(fs_tl_t *tl, const void *addr, size_t addr_len)
+static uint64_t fs_udp_addr_host(fs_tl_t *tl, const void *addr, size_t addr_len)
 {
     fs_udp_addr_t a;
 
+    (void)tl;
     if (addr_len != sizeof(a)) {
         return 0;
     }
     memcpy(&a, addr, sizeof(a));
-    return a.stack != tl->addr.stack;
+    return a.stack;
 }
 
 const fs_tl_ops_t fs_tl_udp_ops = {
@@ -463,5 +464,5 @@ const fs_tl_ops_t fs_tl_udp_ops = {
     .wait_fd   = fs_udp_wait_fd,
     .arm       = fs_udp_arm,
     .signal    = fs_udp_signal,
-    .addr_remote = fs_udp_addr_remote,
+    .addr_host = fs_udp_addr_host,
 };

@@ -170,11 +170,11 @@ static void sim_excluded(void *arg, uint32_t by)
     p->dead = 1;  /* it ends itself */
 }
 
-static int sim_remote(void *arg, uint32_t rank)
+static uint64_t sim_host(void *arg, uint32_t rank)
 {
     sim_proc_t *p = arg;
 
-    return p->rank / p->sim->per_host != rank / p->sim->per_host;
+    return rank / p->sim->per_host;
 }
 
 static void sim_partitioned(void *arg, uint32_t lost, uint32_t view)
@@ -193,7 +193,7 @@ static void sim_partitioned(void *arg, uint32_t lost, uint32_t view)
 
 static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded, NULL, NULL};
 static const fs_det_ops_t sim_ops_hosts = {sim_send, sim_failed, sim_excluded,
-                                           sim_remote, sim_partitioned};
+                                           sim_host, sim_partitioned};
 
 #define T_TIMEOUT_REMOTE (2.5 * T_TIMEOUT)
 
@@ -729,5 +729,41 @@ Test(det_sim, one_host_survives_losing_a_majority)
     sim_check_exact(s, "majority lost on one host");
     cr_expect(!s->p[0].dead && !s->p[1].dead);
     cr_expect_eq(fs_det_stats(s->p[0].det)->multi_host, 0);
+    sim_destroy(s);
+}
+
+/* A host crashes (all its processes at once): the observer of its last
+ * rank suspects it after the remote timeout and probes the rest of the host
+ * at once, instead of one remote timeout per rank. */
+Test(det_sim, a_crashed_host_is_found_in_one_timeout_and_a_probe)
+{
+    sim_t *s = sim_create_hosts(12, 24, 4);
+    double bound = T_TIMEOUT_REMOTE + T_PERIOD + 3 * T_PERIOD + T_PROP;
+    uint32_t r;
+
+    sim_run(s, 1.0);
+    for (r = 4; r < 8; ++r) {
+        sim_kill(s, r);
+    }
+    sim_run(s, 1.0 + 4 * (T_TIMEOUT_REMOTE + T_PERIOD));
+    sim_check_exact(s, "host crash");
+    for (r = 4; r < 8; ++r) {
+        cr_expect_leq(sim_learn_delay(s, r), bound, "rank %u known after %.3f s", r,
+                      sim_learn_delay(s, r));
+    }
+    sim_destroy(s);
+}
+
+/* One process of a remote host goes silent (hung, no transport report):
+ * its host answers the probe, and only it is failed. */
+Test(det_sim, a_probe_spares_the_live_processes_of_the_host)
+{
+    sim_t *s = sim_create_hosts(12, 25, 4);
+
+    sim_run(s, 1.0);
+    sim_kill(s, 7);      /* observed by 8, on the next host */
+    sim_run(s, 1.0 + 3 * (T_TIMEOUT_REMOTE + T_PERIOD));
+    sim_check_exact(s, "one silent process");
+    cr_expect_eq(SIM_SUM(s, suspicions), 1);
     sim_destroy(s);
 }

@@ -29,6 +29,8 @@ hosts_down() {
         ip netns del "$(hosts_ns "$i")" 2>/dev/null
     done
     ip netns del "${HOSTS_TAG}sw" 2>/dev/null
+    # Open MPI's shared-memory segments are named after the host
+    rm -f /dev/shm/vader_segment.h[0-9]*.*
     rm -rf "$HOSTS_DIR"
     HOSTS_DIR="" HOSTS_N=0
 }
@@ -40,7 +42,7 @@ hosts_down() {
 hosts_holder() {
     local i=$1 ns priv=""
     ns=$(hosts_ns "$i")
-    [ "$i" -gt 1 ] && priv="mount -t tmpfs -o size=64m tmpfs /tmp && mount -t tmpfs -o size=16m tmpfs /var/tmp &&"
+    [ "$i" -gt 1 ] && priv="mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp &&"
     ip netns exec "$ns" unshare --uts --ipc --mount --propagation private --fork --kill-child \
         sh -c "hostname h$i && $priv echo \$\$ > '$HOSTS_DIR/h$i.pid' && exec sleep 100000" \
         2>/dev/null &
@@ -108,6 +110,13 @@ hosts_pids() {
         [ "$p" != "$holder" ] && [ "$p" != "$parent" ] &&
             [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "$p"
     done
+}
+
+# hosts_reboot I: what a reboot clears after hosts_crash: the session
+# directories and shared-memory segments its killed processes left.
+hosts_reboot() {
+    hosts_run "$1" sh -c 'rm -rf /tmp/ompi.* /tmp/pmix* /var/tmp/ompi.*' 2>/dev/null
+    rm -f /dev/shm/vader_segment.h"$1".*
 }
 
 # hosts_crash I: hI dies as a node does: its link goes down and every

@@ -61,12 +61,16 @@ NFT
 }
 loss_off() { ip netns exec "$(hosts_ns "$H")" nft delete table inet fsloss 2>/dev/null; }
 
-# the x_net process of world rank $1 on hH
+# the x_net process of world rank $1 on hH (looked for during 3 s)
 rank_pid() {
-    local p
-    for p in $(hosts_pids "$H"); do
-        tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
-            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = x_net ] && { echo "$p"; return 0; }
+    local p i
+    for ((i = 0; i < 30; i++)); do
+        for p in $(hosts_pids "$H"); do
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = x_net ] &&
+                tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null |
+                    grep -qx "OMPI_COMM_WORLD_RANK=$1" && { echo "$p"; return 0; }
+        done
+        sleep 0.1
     done
     return 1
 }
@@ -91,9 +95,18 @@ heal() {
     ip netns exec "$(hosts_ns "$H")" tc qdisc del dev eth0 root 2>/dev/null
     ip netns exec "${HOSTS_TAG}sw" tc qdisc del dev "p$H" root 2>/dev/null
     hosts_link "$H" up
-    local p
+    local p i
     for p in $(hosts_pids "$H"); do
         kill -KILL "$p" 2>/dev/null
+    done
+    hosts_reboot "$H"
+    # the next run starts on a healthy network: hH and h1 reach each other
+    # (a closed port answers "refused" once neighbours are resolved again)
+    for ((i = 0; i < 50; i++)); do
+        hosts_run "$H" bash -c "exec 3<>/dev/tcp/10.77.0.1/9" 2>&1 | grep -q refused &&
+            hosts_run 1 bash -c "exec 3<>/dev/tcp/10.77.0.$H/9" 2>&1 | grep -q refused &&
+            break
+        sleep 0.1
     done
 }
 
@@ -104,7 +117,7 @@ run() {
     mkdir -p "$ST"
     hosts_run "$H" rm -rf "$ST"
     hosts_run "$H" mkdir -p "$ST"
-    hosts_run 1 timeout -k 5 "${FS_NET_LIMIT:-90}" "$RUN" --status-dir "$ST" -np $((2 * H)) "$PROG" "$secs" "$cut" \
+    hosts_run 1 timeout -k 5 "${FS_NET_LIMIT:-90}" "$RUN" --verbose --status-dir "$ST" -np $((2 * H)) "$PROG" "$secs" "$cut" \
         > "$out" 2>&1 < /dev/null &
     local job=$!
     for ((i = 0; i < 300; i++)); do
@@ -117,14 +130,22 @@ run() {
     act "$sc" || why="the scenario could not be set up"
     wait "$job"
     rc=$?
+    [ -n "${FS_NET_DEBUG:-}" ] && { sleep 1; echo "after $sc:"; ps -eo pid,ppid,stat,etime,args | grep -E "orted|mpirun" | grep -v grep | cut -c1-100; }
+    if [ "$rc" -eq 124 ]; then
+        # the job's processes as the time limit found them (timeout has
+        # ended failstop-run only)
+        { echo "--- processes at the time limit"
+          ps -eo pid,ppid,stat,etime,args | grep -E "mpirun|orted|x_net|failstop|awk" |
+              grep -v grep; } >> "$out"
+    fi
     ok=$(grep -c "^MPITEST OK x_net" "$out")
     if [ "$cut" = - ]; then
-        [ "$ok" -eq $((2 * H)) ] || why="$ok of $((2 * H)) ranks OK"
+        [ "$ok" -eq $((2 * H)) ] || why="$why; $ok of $((2 * H)) ranks OK"
         grep -q "suspected\|declared this process" "$out" && why="$why; a process was suspected"
     elif [ "$sc" = kill ]; then
-        [ "$ok" -eq $((2 * H - 1)) ] || why="$ok of $((2 * H - 1)) survivors OK"
+        [ "$ok" -eq $((2 * H - 1)) ] || why="$why; $ok of $((2 * H - 1)) survivors OK"
     else
-        [ "$ok" -eq $((2 * H - 2)) ] || why="$ok of $((2 * H - 2)) survivors OK"
+        [ "$ok" -eq $((2 * H - 2)) ] || why="$why; $ok of $((2 * H - 2)) survivors OK"
         if [ "$sc" = partition ]; then
             for i in $V1 $V2; do
                 rec=$(hosts_run "$H" cat "$ST/rank.$i" 2>/dev/null | head -n 1)
@@ -144,14 +165,15 @@ run() {
             echo "$sc $H $r $t_act $fe $fk $ak"
         done >> "$FS_NET_TIMES"
     fi
-    [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run "$H" sh -c "ls -l $ST; head $ST/*"; } >> "$out" 2>&1
+    [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run "$H" sh -c "ls -l $ST; head $ST/*; du -sh /tmp; ls /tmp"; } >> "$out" 2>&1
     heal
     if [ -z "$why" ]; then
         echo "PASS hosts-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1))"
         return 0
     fi
-    echo "FAIL hosts-net $sc: ${why#; } (output: ${TMPDIR:-/tmp}/fs-net-fail.log)"
-    cp "$out" "${TMPDIR:-/tmp}/fs-net-fail.log"
+    local keep="${TMPDIR:-/tmp}/fs-net-fail.$sc.$H.$k.log"
+    echo "FAIL hosts-net $sc: ${why#; } (output: $keep)"
+    cp "$out" "$keep"
     grep -v "Connection refused\|Connection timed out\|Connection reset" "$out" > "$out.f"
     head -n 15 "$out.f"
     echo "    ..."
@@ -170,9 +192,9 @@ for ((k = 1; k <= REPEAT; k++)); do
         [ $sc = delay ] && [ $netem -eq 0 ] && continue
         case $sc in
         flap|loss|delay) run "$sc" 4 - || fail=1 ;;
-        kill) run "$sc" 3 "r$V1" || fail=1 ;;
+        kill) run "$sc" 5 "r$V1" || fail=1 ;;
         crash) run "$sc" 7 "h$H" || fail=1 ;;
-        partition) run "$sc" $((4 * H + 2)) "h$H" || fail=1 ;;
+        partition) run "$sc" $((3 * H + 3)) "h$H" || fail=1 ;;
         esac
     done
 done

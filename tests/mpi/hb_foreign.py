@@ -15,7 +15,7 @@ import struct
 import sys
 import time
 
-MAGIC, VERSION = 0x5346, 2
+MAGIC, VERSION = 0x5346, 3   # FS_DET_MAGIC, FS_DET_VERSION (detector.h)
 BEAT, OBSERVE, FAILED, LEAVE, SYNC = 1, 2, 3, 4, 5
 RANKS = 8
 
