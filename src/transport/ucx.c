@@ -13,6 +13,9 @@
 #include "failure/fault_status.h"
 
 #include <ucp/api/ucp.h>
+#include <ucs/debug/log_def.h>
+
+#include <stdarg.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -618,9 +621,43 @@ static void fs_ucx_fini(fs_tl_t *tl)
     free(tl);
 }
 
+/* UCX logs as errors its sockets' failures to reach a peer (connection
+ * refused, reset, timed out): the peer's process or host is gone, or it
+ * has finalized and left while a last notice to it was on its way.  Whether
+ * that is a failure is failstop's verdict, which it reports itself naming
+ * the rank; UCX's line would be a second, raw account of it, and after a
+ * normal departure a false alarm (seen across hosts in failure-free runs).
+ * Such lines go to failstop's debug log; every other UCX line is kept. */
+static ucs_log_func_rc_t fs_ucx_log(const char *file, unsigned line,
+                                    const char *function, ucs_log_level_t level,
+                                    const ucs_log_component_config_t *comp_conf,
+                                    const char *message, va_list ap)
+{
+    char text[256];
+    va_list copy;
+
+    (void)line;
+    (void)function;
+    (void)comp_conf;
+    if ((level != UCS_LOG_LEVEL_ERROR) || (strstr(file, "sock.c") == NULL)) {
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+    va_copy(copy, ap);
+    vsnprintf(text, sizeof(text), message, copy);
+    va_end(copy);
+    if ((strstr(text, "Connection refused") == NULL) &&
+        (strstr(text, "Connection reset by peer") == NULL) &&
+        (strstr(text, "Connection timed out") == NULL)) {
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+    FS_DEBUG("UCX: %s", text);
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
 static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *up,
                                void *up_arg, fs_tl_t **tl_p)
 {
+    static int log_pushed;
     fs_tl_t *tl = calloc(1, sizeof(*tl));
     fs_status_t status;
 
@@ -630,6 +667,10 @@ static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     tl->up     = *up;
     tl->up_arg = up_arg;
     tl->dt_ops = cfg->dt_ops;
+    if (!log_pushed) {
+        log_pushed = 1;     /* MPI_Init's thread, once per process */
+        ucs_log_push_handler(fs_ucx_log);
+    }
     /* a timeout on InfiniBand may only mean a slow peer (see classify) */
     tl->fault_ctx = (access("/sys/class/infiniband", F_OK) == 0) ?
                     FS_FAULT_CTX_SLOW_LINK : 0;

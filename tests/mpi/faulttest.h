@@ -114,10 +114,10 @@ static inline double ft_wait_failed(mt_loc at, MPI_Comm comm, int r)
 }
 
 /* MPI_Wait with a deadline: polls MPI_Test for at most FT_DEADLINE seconds
- * (a missing failure notification fails the test, never hangs it) and
- * returns MPI_Test's code. */
-static inline int ft_wait(mt_loc at, MPI_Request *req, MPI_Status *st,
-                          const char *what)
+ * (a missing failure notification fails the test, never hangs it), calling
+ * each(arg) between polls if not NULL, and returns MPI_Test's code. */
+static inline int ft_wait_each(mt_loc at, MPI_Request *req, MPI_Status *st,
+                               const char *what, void (*each)(void *), void *arg)
 {
     double t0 = mt_now();
     int flag = 0, rc;
@@ -126,9 +126,17 @@ static inline int ft_wait(mt_loc at, MPI_Request *req, MPI_Status *st,
         rc = MPI_Test(req, &flag, st);
         if (rc != MPI_SUCCESS || flag)
             return rc;
+        if (each != NULL)
+            each(arg);
         if (mt_now() - t0 > FT_DEADLINE)
             mt_fail(at, "%s: not complete after %.0f s", what, FT_DEADLINE);
     }
+}
+
+static inline int ft_wait(mt_loc at, MPI_Request *req, MPI_Status *st,
+                          const char *what)
+{
+    return ft_wait_each(at, req, st, what, NULL, NULL);
 }
 
 /* Watchdog for a blocking call that cannot be polled (a collective, a

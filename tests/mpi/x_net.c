@@ -123,20 +123,9 @@ static void xn_poll_known(xn_t *x)
         x->all_known = xn_wall();
 }
 
-/* ft_wait, watching what this process knows meanwhile. */
-static int xn_wait(xn_t *x, MPI_Request *req, MPI_Status *st, const char *what)
+static void xn_poll_known_cb(void *x)
 {
-    double t0 = mt_now();
-    int flag = 0, rc;
-
-    for (;;) {
-        rc = MPI_Test(req, &flag, st);
-        if (rc != MPI_SUCCESS || flag)
-            return rc;
-        xn_poll_known(x);
-        if (mt_now() - t0 > FT_DEADLINE)
-            mt_fail(MT_HERE, "%s: not complete after %.0f s", what, FT_DEADLINE);
-    }
+    xn_poll_known(x);
 }
 
 static void xn_round(xn_t *x, int round, int stop)
@@ -158,7 +147,9 @@ static void xn_round(xn_t *x, int round, int stop)
     }
     for (i = 0; i < k; i++) {
         p = peer[i] >= 0 ? peer[i] : -1 - peer[i];
-        rc = xn_wait(x, &rq[i], &st, peer[i] >= 0 ? "receive" : "send");
+        /* watching what this process knows meanwhile */
+        rc = ft_wait_each(MT_HERE, &rq[i], &st, peer[i] >= 0 ? "receive" : "send",
+                          xn_poll_known_cb, x);
         xn_outcome(x, p, rc, peer[i] >= 0 ? "receive" : "send", round);
         if (rc == MPI_SUCCESS && peer[i] >= 0) {
             mt_expect_status(MT_HERE, &st, p, 0, MPI_BYTE, len);

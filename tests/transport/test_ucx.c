@@ -8,6 +8,9 @@
 
 #include "transport/tl.h"
 
+#include <ucs/config/global_opts.h>
+#include <ucs/debug/log_def.h>
+
 #include <string.h>
 #include <time.h>
 
@@ -128,4 +131,38 @@ Test(ucx, a_rendezvous_dropped_in_its_upcall_is_acknowledged_and_freed_once)
     fflush(stderr);
     cr_expect_stdout_eq_str("", "UCX complained (a descriptor freed twice)");
     cr_expect_stderr_eq_str("", "UCX complained (a descriptor freed twice)");
+}
+
+/* UCX's own error lines about a socket that cannot reach its peer are
+ * failstop's to report (src/transport/ucx.c, fs_ucx_log): once a transport
+ * exists they go to failstop's debug log; other UCX errors still print. */
+Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
+{
+    char out[4096] = "";
+    size_t n;
+    FILE *f;
+
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+    ucs_log_dispatch("src/ucs/sys/sock.c", 325, "ucs_socket_connect", UCS_LOG_LEVEL_ERROR,
+                     &ucs_global_opts.log_component,
+                     "connect(fd=%d, dest_addr=%s) failed: %s", 34, "10.77.0.3:33933",
+                     "Connection refused");
+    ucs_log_dispatch("src/ucs/sys/sock.c", 1, "f", UCS_LOG_LEVEL_ERROR,
+                     &ucs_global_opts.log_component, "recv(fd=%d) failed: %s", 35,
+                     "Connection reset by peer");
+    ucs_log_dispatch("src/ucs/sys/sock.c", 2, "f", UCS_LOG_LEVEL_ERROR,
+                     &ucs_global_opts.log_component, "unrelated %s", "trouble");
+    fs_tl_ucx_ops.fini(a.tl);
+    fs_tl_ucx_ops.fini(b.tl);
+    fflush(stdout);
+    fflush(stderr);
+    f = cr_get_redirected_stdout();
+    n = fread(out, 1, sizeof(out) - 1, f);
+    out[n] = '\0';
+    f = cr_get_redirected_stderr();
+    fread(out + n, 1, sizeof(out) - 1 - n, f);
+    cr_expect(strstr(out, "Connection refused") == NULL, "printed: %s", out);
+    cr_expect(strstr(out, "Connection reset") == NULL, "printed: %s", out);
+    cr_expect(strstr(out, "unrelated trouble") != NULL, "not printed: '%s'", out);
 }
