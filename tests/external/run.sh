@@ -20,8 +20,9 @@ netpipe() {  # name transport-opts...
     local name=$1; shift
     local log="$work/$name.log" t0=$SECONDS rc=0
     # integrity mode: NetPIPE checks every byte of every message size
+    # -o: NetPIPE writes np.out into the current directory otherwise
     timeout -k 5 180 "$run" --strict "$@" -np 2 NPopenmpi -i -u 1048576 \
-        > "$log" 2>&1 || rc=$?
+        -o "$work/$name.np.out" > "$log" 2>&1 || rc=$?
     [ $rc -eq 0 ] && ! grep -q "Integrity check passed" "$log" && rc=101
     grep -qi "integrity check failed" "$log" && rc=102
     result "$name-integrity" $rc $((SECONDS - t0)) "$log"
