@@ -627,8 +627,7 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
 
 double fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank)
 {
-    return ((rank < hb->det_cfg.n) && fs_hb_remote(hb, rank)) ? hb->det_cfg.timeout_remote
-                                                              : hb->det_cfg.timeout;
+    return fs_det_timeout_of(hb->det, rank);
 }
 
 double fs_hb_verdict_bound(fs_hb_t *hb)

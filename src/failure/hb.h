@@ -54,7 +54,8 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
 double      fs_hb_verdict_bound(fs_hb_t *hb);
 
 /* Seconds of silence after which rank is suspected (hb_timeout_ms, or
- * hb_timeout_remote_ms for a process on another host).  After fs_hb_arm. */
+ * hb_timeout_remote_ms for a process on another host).  Detector thread
+ * only: from the host callbacks. */
 double      fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank);
 
 /* The local engine found rank failed (any thread). */
