@@ -26,6 +26,10 @@
 #
 # Environment:
 #   FS_CONF_PMLS     PMLs to run, in order (default "failstop ob1")
+#   FS_CONF_CONTROL  "failed" (default): the second PML, the control, runs
+#                    only the tests that failed over the first (which is all
+#                    the verdict needs, in half the time); "all": every test
+#                    over every PML, for a whole comparison
 #   FS_CONF_DIRS     suite directories (default: what build.sh built)
 #   FS_CONF_FILTER   extended regex on "dir/prog"; only matching tests run
 #   FS_CONF_MAXNP    rank cap (default 4)
@@ -46,6 +50,8 @@ top=$(cd "$here/../.." && pwd)
 root="$build/conformance"
 [ -f "$root/built.stamp" ] || die "suite not built (run tests/conformance/build.sh $1)"
 PMLS=${FS_CONF_PMLS:-failstop ob1}
+CONTROL=${FS_CONF_CONTROL:-failed}
+case $CONTROL in failed|all) ;; *) die "FS_CONF_CONTROL: 'failed' or 'all', not '$CONTROL'" ;; esac
 DIRS=${FS_CONF_DIRS:-$(cut -d' ' -f2- "$root/built.stamp")}
 FILTER=${FS_CONF_FILTER:-}
 MAXNP=${FS_CONF_MAXNP:-4}
@@ -160,6 +166,9 @@ tests=$(list_tests)
 [ -n "$tests" ] || die "no tests (FS_CONF_FILTER='$FILTER')"
 ntests=$(wc -l <<< "$tests")
 echo "conformance: $ntests runs per PML over: $PMLS (ranks <= $MAXNP, <= ${TCAP}s each, ${REPEAT}x)"
+[ "$CONTROL" = failed ] && [ "$(wc -w <<< "$PMLS")" -ge 2 ] &&
+    echo "conformance: the control runs only what failed over the first (FS_CONF_CONTROL=all: everything)"
+first_pml=${PMLS%% *}
 printf 'test\tnp\targs\tpml\toutcome\tseconds\treason\n' > "$RESULTS"
 declare -A outcome
 t_start=$SECONDS
@@ -168,6 +177,9 @@ while IFS='|' read -r d prog np tl rt skip args; do
     line="$(printf '%-44s' "$id")"
     for pml in $PMLS; do
         if [ -n "$skip" ]; then res=skip reason=$skip secs=0
+        elif [ "$pml" != "$first_pml" ] && [ "$CONTROL" = failed ] &&
+             [ "${outcome["$id|$first_pml"]}" != FAIL ]; then
+            res=notrun reason="not needed: $first_pml did not fail" secs=0
         elif [ ! -x "$root/obj/$d/$prog" ]; then res=notbuilt reason="does not compile against this MPI" secs=0
         else
             res=pass reason="" t0=$SECONDS
@@ -192,7 +204,7 @@ echo
 echo "conformance: summary after $((SECONDS - t_start)) s (results: $RESULTS, logs: $LOGS)"
 for pml in $PMLS; do
     awk -F'\t' -v p="$pml" '$4 == p {n[$5]++} END {
-        printf "  %-9s pass %d, FAIL %d, notbuilt %d, skip %d\n", p, n["pass"], n["FAIL"], n["notbuilt"], n["skip"]}' "$RESULTS"
+        printf "  %-9s pass %d, FAIL %d, notbuilt %d, skip %d, not run %d\n", p, n["pass"], n["FAIL"], n["notbuilt"], n["skip"], n["notrun"]}' "$RESULTS"
 done
 set -- $PMLS
 bad=0
@@ -203,7 +215,7 @@ if [ $# -ge 2 ]; then
     while IFS='|' read -r d prog np tl rt skip args; do
         id="$d/$prog $np${args:+ $args}"
         a=${outcome["$id|$fs"]} b=${outcome["$id|$ctl"]}
-        [ "$a" = "$b" ] && continue
+        [ "$a" = "$b" ] || [ "$b" = notrun ] && continue
         ndiff=$((ndiff + 1))
         echo "  $id: $fs $a, $ctl $b"
         [ "$b" = pass ] && [ "$a" = FAIL ] && bad=1
