@@ -9,74 +9,11 @@
  * connects; whatever it misses (a forwarder died, or views differed) shows
  * up as a digest mismatch on a ring edge within a period, and the SYNC that
  * follows makes the receiver learn, hence flood, again. */
-#include "failure/detector.h"
+#include "failure/detector_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Rate limits ("at most once per period per peer") for the rare answers:
- * FAILED to a failed sender, SYNC on a digest mismatch.  A small table, not
- * an array per rank: only a handful of peers are ever answered at once, and
- * an evicted entry only allows one answer more. */
-#define FS_DET_RATE_SLOTS 32
-
-enum {
-    FS_DET_RATE_REFUSE = 0,
-    FS_DET_RATE_SYNC   = 1,
-    FS_DET_RATE_PROBE  = 2
-};
-
-typedef struct fs_det_rate {
-    uint32_t rank;                /* n: free */
-    uint32_t kind;                /* FS_DET_RATE_* */
-    double   last;
-} fs_det_rate_t;
-
-/* Per rank, two bits: failed (the SYNC's first bitmap) and gone (failed or
- * left; fs_det_bmg's and the ring's view).  Left = gone and not failed. */
-struct fs_det {
-    fs_det_config_t cfg;
-    fs_det_ops_t    ops;
-    void           *arg;
-
-    uint8_t        *sync;         /* 2 * nbytes: failed bitmap, left bitmap */
-    uint8_t        *bits;         /* = sync: failed */
-    uint8_t        *left_bits;    /* = sync + nbytes: left */
-    uint8_t        *gone;         /* failed | left */
-    size_t          nbytes;       /* (n + 7) / 8 */
-    uint32_t       *nbr;          /* scratch for fs_det_bmg */
-    uint32_t        max_nbr;
-    fs_det_rate_t   rate[FS_DET_RATE_SLOTS];
-
-    uint32_t        count;        /* failed ranks known */
-    uint32_t        nleft;        /* left ranks known */
-    uint64_t        digest;       /* XOR of fs_det_digest_kind over both sets */
-
-    uint32_t        observed;     /* n if none */
-    uint32_t        observer;     /* n if none */
-    double          next_beat;    /* when the next BEAT to the observer is due */
-    double          obs_deadline; /* the observed process is suspected then */
-    double          obs_timeout;  /* timeout or timeout_remote, for observed */
-    double          last_beat_at; /* last BEAT from the observed, -inf if none */
-    int             started;
-    int             left;
-
-    /* host probe: ranks PROBEd, whether each answered, when they must have */
-    uint32_t        probe[FS_DET_PROBE_MAX];
-    uint8_t         probe_ok[FS_DET_PROBE_MAX];
-    uint32_t        nprobe;       /* 0: no probe running */
-    double          probe_deadline;
-
-    /* partition rule (multi-host jobs) */
-    uint32_t        view_n;       /* alive before the first loss of this period */
-    uint32_t        view_low;     /* lowest of them */
-    uint32_t        lost;         /* failures learned in this period */
-    int             low_lost;     /* view_low among them */
-    double          last_loss_at; /* -inf: none yet */
-
-    fs_det_stats_t  stats;
-};
 
 /* ---- pure helpers ---------------------------------------------------------- */
 
@@ -106,23 +43,8 @@ static int fs_det_contains(const uint32_t *set, uint32_t len, uint32_t r)
     return 0;
 }
 
-static int fs_det_bit(const uint8_t *bits, uint32_t r)
-{
-    return (bits[r >> 3] >> (r & 7)) & 1;
-}
-
-static void fs_det_bit_set(uint8_t *bits, uint32_t r)
-{
-    bits[r >> 3] |= (uint8_t)(1u << (r & 7));
-}
-
-static void fs_det_bit_clear(uint8_t *bits, uint32_t r)
-{
-    bits[r >> 3] &= (uint8_t)~(1u << (r & 7));
-}
-
 /* Nearest live process from me in direction dir (me excluded), or n. */
-static uint32_t fs_det_walk(uint32_t n, uint32_t me, const uint8_t *gone, int dir)
+uint32_t fs_det_walk(uint32_t n, uint32_t me, const uint8_t *gone, int dir)
 {
     uint32_t r = fs_det_step(n, me, dir);
 
@@ -183,7 +105,7 @@ uint32_t fs_det_bmg(uint32_t n, uint32_t me, const uint8_t *gone, uint32_t *out,
 
 /* ---- sending ----------------------------------------------------------------- */
 
-static void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subject)
+void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subject)
 {
     const void *data = NULL;
     size_t len       = 0;
@@ -284,76 +206,9 @@ static void fs_det_ring_repair(fs_det_t *det, uint32_t rank, double now)
 
 /* ---- learning a failure -------------------------------------------------------- */
 
-static int fs_det_remote(const fs_det_t *det, uint32_t rank)
-{
-    return (det->ops.host != NULL) &&
-           (det->ops.host(det->arg, rank) != det->ops.host(det->arg, det->cfg.me));
-}
-
-/* The observed process p, on another host, was just suspected: PROBE the
- * predecessors the ring would watch next while they are on p's host. */
-static void fs_det_probe_host(fs_det_t *det, uint32_t p, double now)
-{
-    const fs_det_config_t *c = &det->cfg;
-    uint64_t host;
-    uint32_t r = p;
-
-    if ((det->nprobe > 0) || !fs_det_remote(det, p)) {
-        return;
-    }
-    host = det->ops.host(det->arg, p);
-    for (;;) {
-        r = fs_det_walk(c->n, r, det->gone, -1);
-        if ((r >= c->n) || (r == c->me) || (r == p) ||
-            (det->ops.host(det->arg, r) != host) || (det->nprobe == FS_DET_PROBE_MAX)) {
-            break;
-        }
-        det->probe[det->nprobe]    = r;
-        det->probe_ok[det->nprobe] = 0;
-        ++det->nprobe;
-        fs_det_send(det, r, FS_DET_PROBE, r);
-    }
-    det->probe_deadline = now + 3.0 * c->period;
-}
-
-static void fs_det_probe_answer(fs_det_t *det, uint32_t from)
-{
-    uint32_t i;
-
-    for (i = 0; i < det->nprobe; ++i) {
-        det->probe_ok[i] |= det->probe[i] == from;
-    }
-}
-
-/* The partition rule (detector.h), on learning one more failure. */
-static int fs_det_minority(fs_det_t *det, uint32_t rank, double now)
-{
-    const fs_det_config_t *c = &det->cfg;
-    uint32_t alive, low;
-
-    if (!det->stats.multi_host) {
-        return 0;
-    }
-    if (now - det->last_loss_at > 2.0 * (c->timeout_remote + c->period)) {
-        /* a new period: the view is what was alive before this loss (rank
-         * is already counted gone) */
-        det->view_n = c->n - det->count - det->nleft + 1;
-        for (low = 0; (low < c->n) && (low != rank) && fs_det_bit(det->gone, low); ++low) {
-        }
-        det->view_low = low;
-        det->lost     = 0;
-        det->low_lost = 0;
-    }
-    det->last_loss_at = now;
-    det->lost        += 1;
-    det->low_lost    |= rank == det->view_low;
-    alive = det->view_n - det->lost;
-    return (2 * alive < det->view_n) || ((2 * alive == det->view_n) && det->low_lost);
-}
-
 /* from: who told us (not told again), n if nobody. */
-static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
-                         uint32_t from, double now)
+void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
+                  uint32_t from, double now)
 {
     uint32_t i, k;
 
@@ -384,20 +239,6 @@ static void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
     }
     /* last: the host may publish the failure, and with it these counters */
     det->ops.failed(det->arg, rank, cause);
-}
-
-/* The probe's deadline: who did not answer is gone with its host. */
-static void fs_det_probe_end(fs_det_t *det, double now)
-{
-    uint32_t i, n = det->nprobe;
-
-    det->nprobe = 0;
-    for (i = 0; (i < n) && !det->left; ++i) {
-        if (!det->probe_ok[i] && !fs_det_bit(det->gone, det->probe[i])) {
-            ++det->stats.suspicions;
-            fs_det_learn(det, det->probe[i], FS_DET_CAUSE_TIMEOUT, det->cfg.n, now);
-        }
-    }
 }
 
 /* ---- receiving ------------------------------------------------------------------ */
@@ -769,14 +610,6 @@ static void fs_det_init_state(fs_det_t *det)
         det->stats.multi_host = (i != c->me) && fs_det_remote(det, i);
     }
     det->obs_timeout  = fs_det_timeout_of(det, det->observed);
-}
-
-double fs_det_timeout_of(const fs_det_t *det, uint32_t rank)
-{
-    if ((rank < det->cfg.n) && fs_det_remote(det, rank)) {
-        return det->cfg.timeout_remote;
-    }
-    return det->cfg.timeout;
 }
 
 fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops,
