@@ -8,6 +8,7 @@
  * rendezvous scheme, so a peer only ever reads our memory: a peer we gave up
  * on can never write into a buffer we already returned to the user. */
 #include "transport/tl.h"
+#include "common/fs_list.h"
 #include "common/fs_log.h"
 #include "common/fs_mpool.h"
 #include "failure/fault_status.h"
@@ -35,6 +36,7 @@ struct fs_tl {
     uint32_t                fault_ctx;    /* FS_FAULT_CTX_SLOW_LINK or 0 */
     void                   *cb_desc;      /* desc of the AM callback running
                                              now (rendezvous or persistent) */
+    fs_list_t               closing;      /* fs_tl_ep_t whose close is in flight */
 };
 
 struct fs_tl_ep {
@@ -42,6 +44,8 @@ struct fs_tl_ep {
     fs_tl_t                *tl;
     void                   *user;
     int                     failed;
+    void                   *close_req;    /* the close in flight (on tl->closing) */
+    fs_list_t               elem;
 };
 
 /* State of one non-contiguous or truncating transfer. */
@@ -407,6 +411,7 @@ static void fs_ucx_close_cb(void *request, ucs_status_t status, void *user_data)
 
     (void)status;   /* a close that fails still ends the endpoint */
     if (ureq->tl != NULL) {
+        fs_list_remove(&ureq->closing->elem);
         free(ureq->closing);
         ureq->closing = NULL;
     }
@@ -436,6 +441,8 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
         return FS_OK;
     }
     ((fs_ucx_req_t *)request)->closing = tep;
+    tep->close_req = request;
+    fs_list_push_tail(&tl->closing, &tep->elem);
     return FS_INPROGRESS;
 }
 
@@ -603,8 +610,29 @@ static fs_status_t fs_ucx_worker_create(fs_tl_t *tl, const fs_tl_config_t *cfg)
     return FS_OK;
 }
 
+/* Closes still in flight at the end (a flush the caller stopped waiting
+ * for: a slow or dead link) are given back to UCX before the worker goes:
+ * ucp_worker_destroy completes them itself, and asserts that their requests
+ * were released.  Their callback then finds no transport and touches
+ * nothing of the caller's. */
+static void fs_ucx_abandon_closes(fs_tl_t *tl)
+{
+    fs_list_t *elem;
+
+    while ((elem = fs_list_pop_head(&tl->closing)) != NULL) {
+        fs_tl_ep_t *tep    = fs_container_of(elem, fs_tl_ep_t, elem);
+        fs_ucx_req_t *ureq = tep->close_req;
+
+        ureq->tl      = NULL;
+        ureq->closing = NULL;
+        ucp_request_free(ureq);
+        free(tep);
+    }
+}
+
 static void fs_ucx_fini(fs_tl_t *tl)
 {
+    fs_ucx_abandon_closes(tl);
     if (tl->address != NULL) {
         ucp_worker_release_address(tl->worker, tl->address);
     }
@@ -667,6 +695,7 @@ static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     tl->up     = *up;
     tl->up_arg = up_arg;
     tl->dt_ops = cfg->dt_ops;
+    fs_list_init(&tl->closing);
     if (!log_pushed) {
         log_pushed = 1;     /* MPI_Init's thread, once per process */
         ucs_log_push_handler(fs_ucx_log);

@@ -166,3 +166,42 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
     cr_expect(strstr(out, "Connection reset") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "unrelated trouble") != NULL, "not printed: '%s'", out);
 }
+
+/* A close the caller stopped waiting for (the departure's bounded drain, a
+ * slow link) is still in flight when the transport ends: ucp_worker_destroy
+ * completes it itself and asserts that its request was given back (UCX
+ * 1.13, ucp_ep.c: "req->flags & UCP_REQUEST_FLAG_RELEASED"; found with
+ * 500 ms of delay between hosts, tests/hosts/net.sh).  Here the close
+ * flushes a rendezvous that b, never progressed, does not fetch. */
+static unsigned close_done;
+
+static void on_close(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    (void)op; (void)status; (void)length;
+    ++close_done;
+}
+
+Test(ucx, a_close_still_in_flight_at_the_end_is_given_back_to_ucx)
+{
+    static uint8_t big[1 << 20];
+    uint32_t hdr[4] = {1, 2, 3, 4};
+    fs_buf_t buf;
+    fs_tl_op_t op = {.cb = on_send}, close_op = {.cb = on_close};
+    fs_status_t st;
+    int i;
+
+    cr_redirect_stdout();
+    fs_buf_set_contig(&buf, big, sizeof(big));
+    st = fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf,
+                               FS_TL_SEND_RNDV, &op);
+    cr_assert_eq(st, FS_INPROGRESS, "a rendezvous waits for its receiver");
+    for (i = 0; i < 100; ++i) {
+        fs_tl_ucx_ops.progress(a.tl);  /* a only: b never fetches */
+    }
+    close_done = 0;
+    st         = fs_tl_ucx_ops.ep_close(a.tl, a_to_b, 0, &close_op);
+    cr_assert_eq(st, FS_INPROGRESS, "the close waits for the rendezvous");
+    fs_tl_ucx_ops.fini(a.tl);
+    cr_expect_eq(close_done, 0, "the caller's callback does not run after the end");
+    fs_tl_ucx_ops.fini(b.tl);
+}
