@@ -10,14 +10,14 @@
  * so failstop looks it up locally after the exchange (src/ompi/pml.c,
  * fs_ompi_modex_recv); and Open MPI's fence itself sometimes waits for ever
  * for the dead process (1 run in 20 or 40), so failstop-run ends the job
- * when a rank that wrote init.R ends before up.R ("process 2 ended in
- * MPI_Init before the address exchange").  A survivor whose MPI_Init returns exits 0, which
+ * when a rank that wrote init.R ends before up.R ("process 2 ended before
+ * MPI_Init's address exchange").  A survivor whose MPI_Init returns exits 0, which
  * fails the run ("want an aborted job").  docs/SEMANTICS.md, "Lifecycle".
  * FS_TEST_NPS: 3
  * FS_TEST_OPTS: --mca pml_failstop_inject 2:at=init
  * FS_TEST_FAULT: 1
  * FS_TEST_EXPECT: abort
- * FS_TEST_EXPECT_OUTPUT: (no failstop address for )?process 2:? (it )?ended in MPI_Init
+ * FS_TEST_EXPECT_OUTPUT: (no failstop address for )?process 2:? (it )?ended (in|before) MPI_Init
  */
 #include "faulttest.h"
 
