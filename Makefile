@@ -69,12 +69,13 @@ MPI_TBIN  := $(MPI_TSRC:tests/mpi/%.c=$(BUILD)/tests/mpi/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
+HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
 .PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
-     $(MPI_TBIN) $(BENCH_BIN) $(DEMO_BIN)
+     $(MPI_TBIN) $(BENCH_BIN) $(DEMO_BIN) $(HOST_TOOLS)
 
 # Installs build and test dependencies with apt when run as root and something
 # is missing; otherwise only reports what is missing.
@@ -122,6 +123,11 @@ $(BUILD)/tests/%: tests/%.c $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) -Itests -MMD -MP -MF $@.d -o $@ $< $(CORE_LIB) \
 	    -lcriterion $(CORE_LIBS)
+
+# tools of the simulated hosts (no MPI, no failstop)
+$(BUILD)/tests/hosts/%: tests/hosts/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) -o $@ $<
 
 $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h tests/mpi/lifetest.h \
     include/failstop.h $(SO_LIB)

@@ -1,11 +1,12 @@
 /* Failure handling on the Open MPI side: telling the user which rank
  * failed, MPI_Abort that really ends the job under --enable-recovery, a
- * process excluded by a (possibly mistaken) failure report, and the
- * pml_failstop_inject test hook. */
+ * process excluded by a (possibly mistaken) failure report, a process that
+ * lost its host's runtime daemon, and the pml_failstop_inject test hook. */
 #include "common/fs_record.h"
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
 
+#include "opal/mca/pmix/pmix.h"
 #include "orte/mca/errmgr/errmgr.h"
 
 #include <signal.h>
@@ -100,10 +101,68 @@ static int fs_ompi_abort_peers(orte_process_name_t *procs, orte_std_cntr_t num_p
            fs_ompi_orig_abort_peers(procs, num_procs, error_code) : ORTE_ERR_NOT_IMPLEMENTED;
 }
 
+/* PMIx tells a process that lost its connection to the runtime daemon of
+ * its host (the daemon died or was killed).  Open MPI's default handler calls
+ * MPI_Abort on MPI_COMM_WORLD, which failstop would carry to every process:
+ * one daemon's death would end the job.  A process without its daemon can
+ * no longer be managed (nobody would see it end), so it ends alone, as a
+ * failed process: the others find it failed and go on. */
+static void fs_ompi_runtime_lost(int status, const opal_process_name_t *source,
+                                 opal_list_t *info, opal_list_t *results,
+                                 opal_pmix_notification_complete_fn_t cbfunc,
+                                 void *cbdata)
+{
+    (void)source;
+    (void)info;
+    (void)results;
+    /* PMIx 3: LOST_CONNECTION_TO_SERVER, converted to OPAL_ERR_COMM_FAILURE;
+     * PMIx 4 (Debian 12) renamed it LOST_CONNECTION (-61), which Open MPI
+     * 4.1's ext3x passes on unconverted: OPAL_ERR_NODE_OFFLINE's value */
+    if ((status != OPAL_ERR_COMM_FAILURE) && (status != OPAL_ERR_NODE_OFFLINE)) {
+        if (cbfunc != NULL) {
+            cbfunc(OPAL_SUCCESS, NULL, NULL, NULL, cbdata);   /* the next handler's */
+        }
+        return;
+    }
+    /* its output went through the daemon too: a write would raise SIGPIPE */
+    signal(SIGPIPE, SIG_IGN);
+    fs_ompi_mark("runtime_lost", 1);
+    fprintf(stderr, "[failstop:%u] lost the connection to Open MPI's daemon on this "
+            "host: this process can no longer be managed and ends; the others find "
+            "it failed and go on\n", OMPI_PROC_MY_NAME->vpid);
+    _exit(1);
+}
+
+/* First in PMIx's chain of default handlers: Open MPI's, registered in
+ * MPI_Init before the PML exists, aborts. */
+static void fs_ompi_runtime_watch(void)
+{
+    opal_list_t info;
+    opal_value_t *kv;
+
+    if (opal_pmix.register_evhandler == NULL) {
+        return;
+    }
+    OBJ_CONSTRUCT(&info, opal_list_t);
+    kv = OBJ_NEW(opal_value_t);
+    kv->key          = strdup(OPAL_PMIX_EVENT_HDLR_NAME);
+    kv->type         = OPAL_STRING;
+    kv->data.string  = strdup("failstop-runtime-lost");
+    opal_list_append(&info, &kv->super);
+    kv = OBJ_NEW(opal_value_t);
+    kv->key          = strdup(OPAL_PMIX_EVENT_ORDER_PREPEND);
+    kv->type         = OPAL_BOOL;
+    kv->data.flag    = true;
+    opal_list_append(&info, &kv->super);
+    opal_pmix.register_evhandler(NULL, &info, fs_ompi_runtime_lost, NULL, NULL);
+    OPAL_LIST_DESTRUCT(&info);
+}
+
 void fs_ompi_failure_init(void)
 {
     fs_ompi_orig_abort_peers = orte_errmgr.abort_peers;
     orte_errmgr.abort_peers  = fs_ompi_abort_peers;
+    fs_ompi_runtime_watch();
 }
 
 void fs_ompi_failure_fini(void)

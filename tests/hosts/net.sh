@@ -5,14 +5,19 @@
 # between every pair of ranks while this script acts on the last host's
 # (h3's) link or processes:
 #   flap       h3's link down for 0.3 s: nobody suspected, nothing fails
-#   loss       5% of h3's packets dropped each way (nftables): the same
-#   delay      h3's packets delayed 20 ms +- 10 ms (tc netem, where the
-#              kernel has it; else said so and not run)
+#   loss       5% of h3's packets dropped each way (nftables;
+#              FS_NET_LOSS_PCT): the same
+#   delay      h3's frames 20 ms +- 10 ms late each way (FS_NET_DELAY_MS,
+#              FS_NET_JITTER_MS): netdelay, a relay between h3's port and
+#              the switch (this kernel has no netem)
 #   kill       SIGKILL to h3's first rank: the others get the class for it
 #   crash      h3 dies as a node does (link down, every process killed at
 #              once, Open MPI's daemon too): the others get the class for
 #              h3's ranks, finalize, and failstop-run ends the job (mpirun
 #              4.1 would wait for the lost ranks for ever), exit status 0
+#   daemon     SIGKILL to Open MPI's daemon (orted) on h3, its ranks alive:
+#              they lose their runtime and end themselves (runtime_lost.R
+#              on h3); the others as for a crash
 #   partition  h3's link goes down for good, its processes alive: the
 #              others as for a crash; h3's ranks find themselves cut off
 #              and end themselves (exit 1 and the cutoff.R record, on
@@ -30,7 +35,8 @@ BUILD=$(cd "$1" && pwd) || die "no build directory $1"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RUN="$BUILD/bin/failstop-run"
 PROG="$BUILD/tests/mpi/x_net"
-[ -x "$RUN" ] && [ -x "$PROG" ] || die "build first ($RUN, $PROG)"
+DELAY="$BUILD/tests/hosts/netdelay"
+[ -x "$RUN" ] && [ -x "$PROG" ] && [ -x "$DELAY" ] || die "build first ($RUN, $PROG, $DELAY)"
 REPEAT=${FS_NET_REPEAT:-10}
 ONLY=${FS_NET_ONLY:-.}
 # shellcheck source=hosts.sh
@@ -45,9 +51,27 @@ ST=/tmp/fs-net-status.$$     # the same path on h1 (shared) and on hH (its own)
 
 now() { date +%s.%N; }
 
-have_netem() {
-    ip netns exec "$(hosts_ns "$H")" tc qdisc add dev eth0 root netem delay 1ms 2>/dev/null &&
-        ip netns exec "$(hosts_ns "$H")" tc qdisc del dev eth0 root
+# hH's frames late by $1 +- $2 ms each way: its port leaves the bridge and a
+# relay (netdelay) joins it to a new port, through a veth pair q/r
+delay_pid=""
+delay_on() {
+    local sw="${HOSTS_TAG}sw"
+    ip netns exec "$sw" ip link set "p$H" nomaster &&
+        ip netns exec "$sw" ip link add "q$H" type veth peer name "r$H" &&
+        ip netns exec "$sw" ip link set "r$H" master br0 &&
+        ip netns exec "$sw" ip link set "r$H" up &&
+        ip netns exec "$sw" ip link set "q$H" up || return 1
+    ip netns exec "$sw" "$DELAY" "p$H" "q$H" "$1" "$2" > "$HOSTS_DIR/netdelay.out" 2>&1 &
+    delay_pid=$!
+}
+delay_off() {
+    local sw="${HOSTS_TAG}sw"
+    [ -n "$delay_pid" ] || return 0
+    kill -TERM "$delay_pid" 2>/dev/null
+    wait "$delay_pid" 2>/dev/null
+    delay_pid=""
+    ip netns exec "$sw" ip link del "q$H" 2>/dev/null
+    ip netns exec "$sw" ip link set "p$H" master br0
 }
 
 # drop PCT% of h3's IP packets in each direction (nftables, in h3)
@@ -75,25 +99,34 @@ rank_pid() {
     return 1
 }
 
+# Open MPI's daemon on hH
+daemon_pid() {
+    local p
+    for p in $(hosts_pids "$H"); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = orted ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
 # act SCENARIO: what happens to h3, once the ranks exchange messages
 act() {
     case $1 in
     flap) hosts_link "$H" down; sleep 0.3; hosts_link "$H" up ;;
-    loss) loss_on 5 || { echo "FAIL hosts-net loss: cannot drop packets (nftables)"; return 1; } ;;
-    delay) ip netns exec "$(hosts_ns "$H")" tc qdisc add dev eth0 root netem delay 20ms 10ms
-           ip netns exec "${HOSTS_TAG}sw" tc qdisc add dev "p$H" root netem delay 20ms 10ms ;;
-    kill) kill -KILL "$victim" ;;
+    loss) loss_on "${FS_NET_LOSS_PCT:-5}" || { echo "FAIL hosts-net loss: cannot drop packets (nftables)"; return 1; } ;;
+    delay) delay_on "${FS_NET_DELAY_MS:-20}" "${FS_NET_JITTER_MS:-10}" ||
+               { echo "FAIL hosts-net delay: cannot set up the relay"; return 1; } ;;
+    kill|daemon) kill -KILL "$victim" ;;
     crash) hosts_crash "$H" ;;
     partition) hosts_link "$H" down ;;
     esac
 }
 
-# after a run: h3 back to normal (new hosts are not needed: the link and
-# the qdiscs are all that changed; a crash killed nothing of the switch)
+# after a run: h3 back to normal (new hosts are not needed: the link, the
+# relay and the filter are all that changed; a crash killed nothing of the
+# switch)
 heal() {
     loss_off
-    ip netns exec "$(hosts_ns "$H")" tc qdisc del dev eth0 root 2>/dev/null
-    ip netns exec "${HOSTS_TAG}sw" tc qdisc del dev "p$H" root 2>/dev/null
+    delay_off
     hosts_link "$H" up
     local p i
     for p in $(hosts_pids "$H"); do
@@ -124,8 +157,9 @@ run() {
         [ -e "$HOSTS_DIR/ready" ] && break
         sleep 0.05
     done
-    sleep 1
+    sleep 0.3          # the exchange under way
     [ "$sc" = kill ] && { victim=$(rank_pid "$V1") || why="rank $V1 not found on h$H"; }
+    [ "$sc" = daemon ] && { victim=$(daemon_pid) || why="no orted on h$H"; }
     t_act=$(now)
     act "$sc" || why="the scenario could not be set up"
     wait "$job"
@@ -153,6 +187,13 @@ run() {
                     why="$why; cut-off rank $i: '$rec', not ended by the partition rule (cut at $t_act)"
             done
         fi
+        if [ "$sc" = daemon ]; then
+            for i in $V1 $V2; do
+                rec=$(hosts_run "$H" cat "$ST/rank.$i" 2>/dev/null | head -n 1)
+                { [[ $rec == "exit 1 "* ]] && hosts_run "$H" test -e "$ST/runtime_lost.$i"; } ||
+                    why="$why; rank $i: '$rec', did not end on losing its daemon"
+            done
+        fi
         grep -q "ranks (rank@host) $V1@h$H $V2@h$H never ended" "$out" ||
             why="$why; failstop-run did not end the job naming h$H's ranks"
     fi
@@ -167,6 +208,11 @@ run() {
     fi
     [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run "$H" sh -c "ls -l $ST; head $ST/*; du -sh /tmp; ls /tmp"; } >> "$out" 2>&1
     heal
+    # h3's port is off the bridge: every frame of the job to or from h3 went
+    # through the relay, late
+    if [ "$sc" = delay ] && ! grep -Eq -- "->q$H [1-9][0-9]* relayed .*->p$H [1-9][0-9]* relayed" "$HOSTS_DIR/netdelay.out"; then
+        why="$why; the relay relayed nothing ($(cat "$HOSTS_DIR/netdelay.out"))"
+    fi
     if [ -z "$why" ]; then
         echo "PASS hosts-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1))"
         return 0
@@ -182,18 +228,13 @@ run() {
 }
 
 fail=0
-netem=0
-have_netem && netem=1
-[ $netem -eq 1 ] || echo "NOTE hosts-net delay: this kernel has no netem qdisc" \
-    "(CONFIG_NET_SCH_NETEM), delay not tried here"
 for ((k = 1; k <= REPEAT; k++)); do
-    for sc in flap loss delay kill crash partition; do
+    for sc in flap loss delay kill daemon crash partition; do
         [[ $sc =~ $ONLY ]] || continue
-        [ $sc = delay ] && [ $netem -eq 0 ] && continue
         case $sc in
         flap|loss|delay) run "$sc" 4 - || fail=1 ;;
         kill) run "$sc" 5 "r$V1" || fail=1 ;;
-        crash) run "$sc" 7 "h$H" || fail=1 ;;
+        crash|daemon) run "$sc" 7 "h$H" || fail=1 ;;
         partition) run "$sc" $((3 * H + 3)) "h$H" || fail=1 ;;
         esac
     done
