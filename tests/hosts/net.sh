@@ -135,17 +135,26 @@ heal() {
     hosts_reboot "$H"
     # the next run starts on a healthy network: hH and h1 reach each other
     # (a closed port answers "refused" once neighbours are resolved again)
+    # (not through a pipe into grep: under pipefail the failed connect made
+    # every try fail, and the loop always ran out: 5 s per run, unchecked)
     for ((i = 0; i < 50; i++)); do
-        hosts_run "$H" bash -c "exec 3<>/dev/tcp/10.77.0.1/9" 2>&1 | grep -q refused &&
-            hosts_run 1 bash -c "exec 3<>/dev/tcp/10.77.0.$H/9" 2>&1 | grep -q refused &&
-            break
+        refuses "$H" 1 && refuses 1 "$H" && return 0
         sleep 0.1
     done
+    echo "NOTE hosts-net: h$H and h1 still cannot reach each other after 5 s"
+}
+
+# refuses I J: a connection from hI to a closed port of hJ is refused (hJ
+# is reachable)
+refuses() {
+    local out
+    out=$(hosts_run "$1" bash -c "exec 3<>/dev/tcp/10.77.0.$2/9" 2>&1)
+    [[ $out == *refused* ]]
 }
 
 # run SCENARIO SECONDS CUT: one job; prints PASS/FAIL; returns 0 if passed
 run() {
-    local sc=$1 secs=$2 cut=$3 out=$HOSTS_DIR/out rc t_act ok why="" i left rec victim=
+    local sc=$1 secs=$2 cut=$3 out=$HOSTS_DIR/out rc t_act ok why="" i left rec victim= t0=$SECONDS
     rm -rf "$ST" "$HOSTS_DIR/ready"
     mkdir -p "$ST"
     hosts_run "$H" rm -rf "$ST"
@@ -161,9 +170,11 @@ run() {
     [ "$sc" = kill ] && { victim=$(rank_pid "$V1") || why="rank $V1 not found on h$H"; }
     [ "$sc" = daemon ] && { victim=$(daemon_pid) || why="no orted on h$H"; }
     t_act=$(now)
+    local t_ready=$SECONDS
     act "$sc" || why="the scenario could not be set up"
     wait "$job"
     rc=$?
+    [ -n "${FS_NET_DEBUG:-}" ] && echo "timing: start->ready $((t_ready - t0)) s, ready->end $((SECONDS - t_ready)) s" >&2
     [ -n "${FS_NET_DEBUG:-}" ] && { sleep 1; echo "after $sc:"; ps -eo pid,ppid,stat,etime,args | grep -E "orted|mpirun" | grep -v grep | cut -c1-100; }
     if [ "$rc" -eq 124 ]; then
         # the job's processes as the time limit found them (timeout has
@@ -207,14 +218,16 @@ run() {
         done >> "$FS_NET_TIMES"
     fi
     [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run "$H" sh -c "ls -l $ST; head $ST/*; du -sh /tmp; ls /tmp"; } >> "$out" 2>&1
+    local t_heal=$SECONDS
     heal
+    [ -n "${FS_NET_DEBUG:-}" ] && echo "timing: heal $((SECONDS - t_heal)) s" >&2
     # h3's port is off the bridge: every frame of the job to or from h3 went
     # through the relay, late
     if [ "$sc" = delay ] && ! grep -Eq -- "->q$H [1-9][0-9]* relayed .*->p$H [1-9][0-9]* relayed" "$HOSTS_DIR/netdelay.out"; then
         why="$why; the relay relayed nothing ($(cat "$HOSTS_DIR/netdelay.out"))"
     fi
     if [ -z "$why" ]; then
-        echo "PASS hosts-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1))"
+        echo "PASS hosts-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1), $((SECONDS - t0)) s)"
         return 0
     fi
     local keep="${TMPDIR:-/tmp}/fs-net-fail.$sc.$H.$k.log"
