@@ -91,6 +91,7 @@ rank_pid() {
     for ((i = 0; i < 30; i++)); do
         for p in $(hosts_pids "$H"); do
             [ "$(cat "/proc/$p/comm" 2>/dev/null)" = x_net ] &&
+                [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
                 tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null |
                     grep -qx "OMPI_COMM_WORLD_RANK=$1" && { echo "$p"; return 0; }
         done
@@ -131,6 +132,12 @@ heal() {
     local p i
     for p in $(hosts_pids "$H"); do
         kill -KILL "$p" 2>/dev/null
+    done
+    # gone before the next run looks for its victim there (a 12-rank kill
+    # once found a process of the run before, which then vanished)
+    for ((i = 0; i < 50; i++)); do
+        [ -z "$(hosts_pids "$H")" ] && break
+        sleep 0.1
     done
     hosts_reboot "$H"
     # the next run starts on a healthy network: hH and h1 reach each other
