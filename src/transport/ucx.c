@@ -521,6 +521,8 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     static const char *const ka[]     = {"UCX_KEEPALIVE_INTERVAL", NULL};
     static const char *const fifo[]   = {"UCX_MM_FIFO_SIZE", "UCX_SYSV_FIFO_SIZE",
                                          "UCX_POSIX_FIFO_SIZE", NULL};
+    static const char *const tcp_tls[] = {"tcp", NULL};
+    static const char *const conn_nb[] = {"UCX_TCP_CONN_NB", NULL};
     ucp_config_t *config;
     char value[32];
 
@@ -536,6 +538,14 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
         fs_ucx_config_default(config, "MEMORY_INVALIDATE", "y", cma);
         snprintf(value, sizeof(value), "%zu", cfg->cma_seg_size);
         fs_ucx_config_default(config, "SCOPY_SEG_SIZE", value, seg);
+    }
+    /* UCX 1.13 connects TCP sockets blocking, inside ucp_worker_progress: a
+     * connection towards a host that does not answer froze the caller for
+     * the kernel's SYN retries (about 2 min), and one refused after a long
+     * round trip for up to 25 retries (a process held 80 s in MPI_Finalize
+     * behind 1 s of delay each way, tests/hosts/net.sh) */
+    if (fs_ucx_tls_allows(tcp_tls)) {
+        fs_ucx_config_default(config, "CONN_NB", "y", conn_nb);
     }
     fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
     snprintf(value, sizeof(value), "%dms", cfg->keepalive_ms);
