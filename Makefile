@@ -173,7 +173,7 @@ conformance: all
 	@bash tests/conformance/run.sh $(BUILD)
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20
@@ -184,7 +184,7 @@ test: deps
 	@$(MAKE) --no-print-directory conformance
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j2 all
 	@bash src/tools/demo.sh $(BUILD)
 
 asan:

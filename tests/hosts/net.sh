@@ -198,20 +198,16 @@ run() {
         [ "$ok" -eq $((2 * H - 1)) ] || why="$why; $ok of $((2 * H - 1)) survivors OK"
     else
         [ "$ok" -eq $((2 * H - 2)) ] || why="$why; $ok of $((2 * H - 2)) survivors OK"
-        if [ "$sc" = partition ]; then
-            for i in $V1 $V2; do
-                rec=$(hosts_run "$H" cat "$ST/rank.$i" 2>/dev/null | head -n 1)
-                { [[ $rec == "exit 1 "* ]] && hosts_run "$H" test -e "$ST/cutoff.$i"; } ||
-                    why="$why; cut-off rank $i: '$rec', not ended by the partition rule (cut at $t_act)"
-            done
-        fi
-        if [ "$sc" = daemon ]; then
-            for i in $V1 $V2; do
-                rec=$(hosts_run "$H" cat "$ST/rank.$i" 2>/dev/null | head -n 1)
-                { [[ $rec == "exit 1 "* ]] && hosts_run "$H" test -e "$ST/runtime_lost.$i"; } ||
-                    why="$why; rank $i: '$rec', did not end on losing its daemon"
-            done
-        fi
+        # hH's ranks ended themselves (exit 1) and left the record saying why
+        local mark="" what=""
+        [ "$sc" = partition ] && mark=cutoff what="ended by the partition rule (cut at $t_act)"
+        [ "$sc" = daemon ] && mark=runtime_lost what="ended on losing its daemon"
+        for i in $V1 $V2; do
+            [ -n "$mark" ] || break
+            rec=$(hosts_run "$H" cat "$ST/rank.$i" 2>/dev/null | head -n 1)
+            { [[ $rec == "exit 1 "* ]] && hosts_run "$H" test -e "$ST/$mark.$i"; } ||
+                why="$why; rank $i on h$H: '$rec', not $what"
+        done
         grep -q "ranks (rank@host) $V1@h$H $V2@h$H never ended" "$out" ||
             why="$why; failstop-run did not end the job naming h$H's ranks"
     fi

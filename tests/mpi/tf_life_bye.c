@@ -5,6 +5,7 @@
  * leaving is not failing) or, if its link broke before its BYE was taken,
  * with MPIX_ERR_RANK_FAIL_STOP; never MPI_ERR_INTERN, never a hang.
  * FS_TEST_NPS: 3
+ * FS_TEST_REPEAT_MAX: 10
  * FS_TEST_OPTS: --mca pml_failstop_inject 2:at=bye
  * FS_TEST_FAULT: 1
  */
