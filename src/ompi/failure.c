@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 static orte_errmgr_base_module_abort_peers_fn_t fs_ompi_orig_abort_peers;
+static int fs_ompi_runtime_watched;   /* between PML init and finalize (atomic:
+                                         PMIx's thread reads it) */
 
 static unsigned fs_ompi_rank_of(const fs_ep_t *ep)
 {
@@ -118,7 +120,9 @@ static void fs_ompi_runtime_lost(int status, const opal_process_name_t *source,
     /* PMIx 3: LOST_CONNECTION_TO_SERVER, converted to OPAL_ERR_COMM_FAILURE;
      * PMIx 4 (Debian 12) renamed it LOST_CONNECTION (-61), which Open MPI
      * 4.1's ext3x passes on unconverted: OPAL_ERR_NODE_OFFLINE's value */
-    if ((status != OPAL_ERR_COMM_FAILURE) && (status != OPAL_ERR_NODE_OFFLINE)) {
+    /* after MPI_Finalize the process has left: Open MPI's handler decides */
+    if (!__atomic_load_n(&fs_ompi_runtime_watched, __ATOMIC_ACQUIRE) ||
+        ((status != OPAL_ERR_COMM_FAILURE) && (status != OPAL_ERR_NODE_OFFLINE))) {
         if (cbfunc != NULL) {
             cbfunc(OPAL_SUCCESS, NULL, NULL, NULL, cbdata);   /* the next handler's */
         }
@@ -163,10 +167,12 @@ void fs_ompi_failure_init(void)
     fs_ompi_orig_abort_peers = orte_errmgr.abort_peers;
     orte_errmgr.abort_peers  = fs_ompi_abort_peers;
     fs_ompi_runtime_watch();
+    __atomic_store_n(&fs_ompi_runtime_watched, 1, __ATOMIC_RELEASE);
 }
 
 void fs_ompi_failure_fini(void)
 {
+    __atomic_store_n(&fs_ompi_runtime_watched, 0, __ATOMIC_RELEASE);
     if (orte_errmgr.abort_peers == fs_ompi_abort_peers) {
         orte_errmgr.abort_peers = fs_ompi_orig_abort_peers;
     }
