@@ -23,7 +23,9 @@
 #              and end themselves (exit 1 and the cutoff.R record, on
 #              h3), before Open MPI's daemon would fence them
 # Every scenario FS_NET_REPEAT times (default 10), each run under a hard
-# limit.  FS_NET_ONLY: a regular expression of scenario names to run.
+# limit (FS_NET_LIMIT seconds, default 90).  FS_NET_ONLY: a regular
+# expression of scenario names to run.  FS_NET_DEBUG: timings and process
+# lists in the output.
 # FS_NET_TIMES=FILE appends "scenario hosts rank action-time first-error
 # first-known all-known" per survivor (wall clock; bench/hosts.sh).
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
