@@ -302,6 +302,29 @@ static inline int ft_peer_pid(int r)
     return pid;
 }
 
+/* Tag of ft_barrier_then_die's confirmations; no test uses it otherwise. */
+#define FT_TAG_LEFT_BARRIER 32100
+
+/* A barrier on MPI_COMM_WORLD that process v survives until every other
+ * process has left it, then v dies.  A process still inside the barrier
+ * when v's death becomes known would get the failure from it (the
+ * communicator is then collectively inactive): leaving a barrier only says
+ * that everyone entered it. */
+static inline void ft_barrier_then_die(int v)
+{
+    int i, x = 0, n = mt_size();
+
+    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (mt_rank() == v) {
+        for (i = 0; i < n - 1; i++)
+            MT_CHECK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE,
+                              FT_TAG_LEFT_BARRIER, MPI_COMM_WORLD,
+                              MPI_STATUS_IGNORE));
+        ft_die();
+    }
+    MT_CHECK(MPI_Send(&x, 1, MPI_INT, v, FT_TAG_LEFT_BARRIER, MPI_COMM_WORLD));
+}
+
 /* Survivors' first operations with process v, dead (or hung) before anyone
  * contacted it: a 100 kB send (rank 0), a receive (rank 1), a synchronous
  * send (the others) and then a broadcast rooted at v all end with the

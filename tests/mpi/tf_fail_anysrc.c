@@ -57,7 +57,7 @@ static void first_failure(int v, MPI_Comm sub, MPI_Comm dupw)
                        &pend_sub));
     MT_CHECK(MPI_Recv_init(&z, 1, MPI_INT, MPI_ANY_SOURCE, TAG_AFTER,
                            MPI_COMM_WORLD, &pers));
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));       /* victim dies after it */
+    ft_barrier_then_die(v);
     ft_expect_failed(MT_HERE, ft_wait(MT_HERE, &pend, &st, "pending wildcard"),
                      "pending wildcard receive at the failure");
     mt_expect(MT_HERE, ft_is_known_failed(MPI_COMM_WORLD, v),
@@ -136,7 +136,7 @@ static void helper(int v, int v2, MPI_Comm sub, MPI_Comm dupw)
     MPI_Status st;
 
     MT_CHECK(MPI_Send(&x, 1, MPI_INT, 0, TAG_BUFFERED, MPI_COMM_WORLD));
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ft_barrier_then_die(v);
     ft_wait_failed(MT_HERE, MPI_COMM_WORLD, v);
     expect_disabled(MT_HERE, MPI_COMM_WORLD, TAG_PENDING);
     for (i = 0; i < steps; i++) {
@@ -170,9 +170,7 @@ int main(int argc, char **argv)
         helper(v, v2, sub, dupw);
         MT_CHECK(MPI_Recv(&go, 0, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD, &st));
     } else {
-        MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        if (me == v)
-            ft_die();
+        ft_barrier_then_die(v);
         if (me == v2) {
             MT_CHECK(MPI_Recv(&go, 0, MPI_INT, 0, TAG_GO, MPI_COMM_WORLD,
                               &st));

@@ -48,9 +48,7 @@ int main(int argc, char **argv)
     ft_check_class();
     MT_CHECK(MPI_Comm_split(MPI_COMM_WORLD, me == v ? MPI_UNDEFINED : 0, me,
                             &live));
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == v)
-        ft_die();
+    ft_barrier_then_die(v);
 
     ft_wait_failed(MT_HERE, MPI_COMM_WORLD, v);
     MT_CHECK(MPIX_Comm_collectives_enabled(MPI_COMM_WORLD, &active));

@@ -149,9 +149,7 @@ int main(int argc, char **argv)
                            &rq[1]));
         MT_CHECK(MPI_Isend(big, BIG, MPI_CHAR, v, 5, MPI_COMM_WORLD, &rq[2]));
     }
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == v)
-        ft_die();
+    ft_barrier_then_die(v);
 
     check_pending(rq, 3);
     mt_expect(MT_HERE, ft_is_known_failed(MPI_COMM_WORLD, v),

@@ -112,9 +112,7 @@ int main(int argc, char **argv)
     MT_CHECK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - me % 2, 11,
                                   &inter));
     check_before(rev, inter);
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == v)
-        ft_die();
+    ft_barrier_then_die(v);
 
     ft_wait_failed(MT_HERE, MPI_COMM_WORLD, v);
 

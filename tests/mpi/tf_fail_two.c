@@ -99,15 +99,7 @@ int main(int argc, char **argv)
             live[nlive++] = i;
 
     /* ---- first failure ---------------------------------------------------- */
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == v[0]) {
-        /* every other rank has left the barrier once it receives this */
-        for (i = 0; i < n - 1; i++)
-            MT_CHECK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 99,
-                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        ft_die();
-    }
-    MT_CHECK(MPI_Send(&me, 1, MPI_INT, v[0], 99, MPI_COMM_WORLD));
+    ft_barrier_then_die(v[0]);
     ft_wait_failed(MT_HERE, MPI_COMM_WORLD, v[0]);
     expect_failed(MT_HERE, 0, v, 1, "failed group after the first failure");
     expect_failed(MT_HERE, 1, v, 0, "acked group before any ack");
