@@ -145,6 +145,7 @@ $(DEMO_BIN): src/tools/failstop-demo.c include/failstop.h $(SO_LIB)
 
 unit-test: $(UNIT_BIN)
 	@bash tests/run-unit.sh $(BUILD)
+	@bash tests/failure/agree_mutate.sh $(BUILD)
 
 # failstop-run/failstop-rank without MPI: stopped-rank fencing (about 7 s)
 tools-test: all

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/{am,det})
-from the wire layouts of src/proto/hdr.h and src/failure/detector.h, in
-the record scripts fuzz_am.c and fuzz_det.c read.  Run from the source
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/{am,det,agree})
+from the wire layouts of src/proto/hdr.h, src/failure/detector.h and
+src/failure/agree_int.h, in the record scripts fuzz_am.c, fuzz_det.c and
+fuzz_agree.c read.  Run from the source
 root; the output is committed."""
 import os
 import struct
@@ -75,3 +76,52 @@ write("det", "leave", det(LEAVE, 2, 2) + det(LEAVE, 4, 9) + tick(50))
 write("det", "sync", det(SYNC, 2, 2, 1, 0, b"\x80\x00\x00\x02") + tick())
 write("det", "timeout", tick(63) + tick(63) + bytes([3 | (5 << 2)]))
 write("det", "foreign", bytes([0]) + struct.pack("<HBBIIIQQ", 0x5346, 2, FAILED, 2, 3, 0, 0, 1))
+
+# ---- fuzz_agree: records (see fuzz_agree.c); member 0 of 8 ----
+UP, PROPOSE, DECIDE = 1, 2, 3
+NONE = 0xFFFFFFFF
+START = bytes([3])
+
+
+def aset(members):
+    runs, start, prev = [], None, None
+    for m in sorted(members):
+        if start is None:
+            start = prev = m
+        elif m == prev + 1:
+            prev = m
+        else:
+            runs.append((start, prev - start + 1))
+            start = prev = m
+    if start is not None:
+        runs.append((start, prev - start + 1))
+    return struct.pack("<I", len(runs)) + b"".join(struct.pack("<II", s, n) for s, n in runs)
+
+
+def prop(v=1, failed=(), unacked=0, lo=0):
+    return struct.pack("<QII", v, unacked, lo) + aset(failed)
+
+
+def agree(typ, sender, body, seq=1, ballot=0, acc=NONE, lo=0):
+    msg = struct.pack("<BBBBIIIII", typ, 1, 0, 0, seq, sender, ballot, acc, lo) + body
+    return bytes([0, len(msg)]) + msg
+
+
+def up(sender, c, a=(), fv=(), nak=range(8), v=1, **kw):
+    return agree(UP, sender, struct.pack("<Q", v) + aset(c) + aset(a) + aset(fv) + aset(nak), **kw)
+
+
+def gone(m, failed=1):
+    return bytes([2 | (m << 2) | (failed << 7)])
+
+
+write("agree", "gather", START + up(1, [1]) + up(2, [2, 3]) + up(4, range(4, 8)))
+write("agree", "accept", START + up(1, [1]) + up(2, [2, 3]) + up(4, range(4, 8)) +
+      up(1, [1], a=[1]) + up(2, [2, 3], a=[2, 3]) + up(4, range(4, 8), a=range(4, 8)))
+write("agree", "failure", START + gone(4) + up(1, [1]) + up(2, [2, 3]) + up(5, [5, 6, 7]))
+write("agree", "decide", up(1, [1]) + agree(DECIDE, 1, prop(failed=[4])) + START)
+write("agree", "higher_ballot", START + up(2, [2, 3], ballot=1) + gone(1) + up(4, [4]))
+write("agree", "accepted_state", START + agree(UP, 1, struct.pack("<Q", 1) + aset([1]) + aset([]) +
+                                                aset([]) + aset(range(8)) + prop(v=5, failed=[3]),
+                                                acc=0))
+write("agree", "left", START + gone(7, 0) + up(1, [1]) + up(2, [2, 3]) + up(4, [4, 5, 6]))
