@@ -56,6 +56,23 @@ int MPIX_Comm_failure_ack(MPI_Comm comm);
  * MPIX_Comm_reenable_any_source on comm. */
 int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failed);
 
+/* ---- ULFM recovery ---------------------------------------------------------- */
+
+/* Fault-tolerant agreement over comm's members that have not failed:
+ * *flag becomes the bitwise AND of the flags of every member that took part
+ * (at least every member that did not fail), the same value at every
+ * member, also when members, whoever coordinates included, die during it.
+ * Returns MPIX_ERR_PROC_FAILED, with the value agreed all the same, when a
+ * failed member is not acknowledged (MPIX_Comm_failure_ack) by every member:
+ * the same return at every member.  Collective; works on communicators
+ * whose collectives are off after a failure.  Intracommunicators
+ * (intercommunicators: MPI_ERR_UNSUPPORTED_OPERATION for now). */
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+
+/* The same, nonblocking: *flag and the return of the completion (MPI_Wait,
+ * MPI_Test) are the agreement's once *request completes. */
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
 /* ---- failstop itself ----------------------------------------------------- */
 
 /* *flag = 1 if this process communicates through the failstop PML (valid

@@ -56,8 +56,10 @@ const fs_param_desc_t fs_param_table[] = {
      "MPI_ERR_NO_MEM (the messages sent before it are still delivered)",
      FS_PARAM_FIELD(max_unexpected_mb)},
     {"inject", FS_PARAM_STRING, "",
-     "Fault injection for tests: RANK:after=N[:SIGNAL] makes world rank RANK "
-     "kill itself after N messages sent or received; RANK:at=PHASE[:SIGNAL] "
+     "Fault injection for tests, one item or several separated by commas: "
+     "RANK:after=N[:SIGNAL] makes world rank RANK kill itself after N "
+     "messages sent or received (point-to-point and agreement messages); "
+     "RANK:at=PHASE[:SIGNAL] "
      "inside a phase of its life: init (MPI_Init, before the address "
      "exchange), wireup (MPI_Init, endpoints to every process created), "
      "connect (right after handing the first message to a process nothing "
@@ -96,6 +98,9 @@ const fs_param_desc_t fs_param_table[] = {
      "same address on every host). Processes in one network stack always use "
      "loopback",
      FS_PARAM_FIELD(hb_if)},
+    {"agree_star_max", FS_PARAM_INT, "8",
+     "Agreements (MPIX_Comm_agree, and what is built on it) on communicators of up to this many processes run over a star (4 message delays whatever the size, the coordinator sends to every member); larger ones over a binomial tree (4 log2 n delays, at most log2 n messages sent by any member per wave). 0: always the tree",
+     FS_PARAM_FIELD(agree_star_max)},
 };
 
 const size_t fs_param_count = sizeof(fs_param_table) / sizeof(fs_param_table[0]);

@@ -28,6 +28,7 @@ typedef struct fs_params {
     int     hb_timeout_ms;
     int     hb_timeout_remote_ms;
     char   *hb_if;
+    int     agree_star_max;
 } fs_params_t;
 
 typedef struct fs_param_desc {

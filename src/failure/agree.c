@@ -650,6 +650,11 @@ size_t fs_agree_msg_max(const fs_agree_t *a)
     return a->msg_max;
 }
 
+uint32_t fs_agree_next_seq(const fs_agree_t *a)
+{
+    return a->next_seq + 1;
+}
+
 uint32_t fs_agree_coordinator(const fs_agree_t *a)
 {
     return a->coord;

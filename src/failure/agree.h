@@ -91,6 +91,8 @@ fs_status_t fs_agree_gone(fs_agree_t *a, uint32_t m, int failed);
 
 /* Longest message this instance sends or accepts (for receive buffers). */
 size_t      fs_agree_msg_max(const fs_agree_t *a);
+/* The number fs_agree_start will give the next instance. */
+uint32_t    fs_agree_next_seq(const fs_agree_t *a);
 uint32_t    fs_agree_coordinator(const fs_agree_t *a);
 void        fs_agree_counters(const fs_agree_t *a, fs_agree_counters_t *c_p);
 

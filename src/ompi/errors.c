@@ -19,29 +19,28 @@ int fs_ompi_errors_register(void)
 {
     fs_ompi_errors_t *err = &fs_ompi.errors;
 
+    ompi_mpi_errcode_t *entry;
+
     err->fail_stop_class = ompi_mpi_errclass_add();
     if (err->fail_stop_class < 0) {
         return OMPI_ERROR;
     }
-    err->peer_failed     = ompi_mpi_errcode_add(err->fail_stop_class);
-    err->anysrc_disabled = ompi_mpi_errcode_add(err->fail_stop_class);
-    err->coll_inactive   = ompi_mpi_errcode_add(err->fail_stop_class);
-    err->peer_left       = ompi_mpi_errcode_add(MPI_ERR_OTHER);
-    if ((err->peer_failed < 0) || (err->peer_left < 0) ||
-        (err->anysrc_disabled < 0) || (err->coll_inactive < 0) ||
-        (fs_ompi_add_string(err->anysrc_disabled,
-                            "MPI_ERR_RANK_FAIL_STOP: MPI_ANY_SOURCE is disabled on "
-                            "this communicator after a process failure; re-enable "
-                            "with MPIX_Comm_reenable_any_source") != OMPI_SUCCESS) ||
-        (fs_ompi_add_string(err->coll_inactive,
-                            "MPI_ERR_RANK_FAIL_STOP: the communicator is collectively "
-                            "inactive after a process failure") != OMPI_SUCCESS) ||
+    /* the class is also the code failstop returns (rc == MPIX_ERR_PROC_FAILED
+     * must hold, as in ULFM); Open MPI 4.1's MPI_Error_class answers
+     * MPI_ERR_UNKNOWN for an added class unless its entry is a code too, as
+     * the predefined classes' entries are */
+    entry = opal_pointer_array_get_item(&ompi_mpi_errcodes, err->fail_stop_class);
+    if (entry == NULL) {
+        return OMPI_ERROR;
+    }
+    entry->code = err->fail_stop_class;
+    err->peer_left = ompi_mpi_errcode_add(MPI_ERR_OTHER);
+    if ((err->peer_left < 0) ||
         (fs_ompi_add_string(err->fail_stop_class,
-                            "MPI_ERR_RANK_FAIL_STOP: a process in the operation "
-                            "has failed (fail-stop)") != OMPI_SUCCESS) ||
-        (fs_ompi_add_string(err->peer_failed,
-                            "MPI_ERR_RANK_FAIL_STOP: the peer process of this "
-                            "operation has failed (fail-stop)") != OMPI_SUCCESS) ||
+                            "MPI_ERR_RANK_FAIL_STOP: a process in the operation has "
+                            "failed (fail-stop), or the operation is off on this "
+                            "communicator since a process failure (MPI_ANY_SOURCE "
+                            "until acknowledged, collectives)") != OMPI_SUCCESS) ||
         (fs_ompi_add_string(err->peer_left,
                             "MPI_ERR_OTHER: the peer process has already called "
                             "MPI_Finalize (failstop)") != OMPI_SUCCESS)) {
@@ -62,9 +61,13 @@ int fs_ompi_error_slow(fs_status_t status)
     case FS_OK:
     case FS_ERR_CANCELED:     /* reported through the status' cancelled flag */
         return MPI_SUCCESS;
-    case FS_ERR_PEER_FAILED:  return fs_ompi.errors.peer_failed;
-    case FS_ERR_ANYSRC_DISABLED: return fs_ompi.errors.anysrc_disabled;
-    case FS_ERR_COLL_INACTIVE:   return fs_ompi.errors.coll_inactive;
+    case FS_ERR_PEER_FAILED:
+    case FS_ERR_ANYSRC_DISABLED:
+    case FS_ERR_COLL_INACTIVE:
+        /* one code, the class's own (as ULFM and MPICH); which of the
+         * three it was is in the debug log */
+        FS_DEBUG("MPI_ERR_RANK_FAIL_STOP: %s", fs_status_string(status));
+        return fs_ompi.errors.fail_stop_class;
     case FS_ERR_PEER_LEFT:    return fs_ompi.errors.peer_left;
     case FS_ERR_TRUNCATE:     return MPI_ERR_TRUNCATE;
     case FS_ERR_NO_MEMORY:    return MPI_ERR_NO_MEM;

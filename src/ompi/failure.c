@@ -213,10 +213,11 @@ static int fs_ompi_inject_signal(const char *signame)
     return sig;
 }
 
-/* pml_failstop_inject = "RANK:after=N[:SIGNAL]" or "RANK:at=PHASE[:SIGNAL]"
- * (SIGNAL by number or name; PHASE one of fs_ompi_phase_names or "connect",
- * the first message to a peer nothing was exchanged with). */
-int fs_ompi_inject_setup(const char *spec)
+/* One of pml_failstop_inject's comma-separated items: "RANK:after=N[:SIGNAL]"
+ * or "RANK:at=PHASE[:SIGNAL]" (SIGNAL by number or name; PHASE one of
+ * fs_ompi_phase_names or "connect", the first message to a peer nothing was
+ * exchanged with). */
+static int fs_ompi_inject_one(const char *spec)
 {
     unsigned long long after = 0;
     char signame[32] = "KILL", phase[32] = "";
@@ -265,4 +266,25 @@ int fs_ompi_inject_setup(const char *spec)
         fs_ompi_inject_phase_sig = sig;
     }
     return OMPI_SUCCESS;
+}
+
+/* pml_failstop_inject: items for several ranks, separated by commas. */
+int fs_ompi_inject_setup(const char *spec)
+{
+    char *copy, *item, *save = NULL;
+    int rc = OMPI_SUCCESS;
+
+    if ((spec == NULL) || (*spec == '\0')) {
+        return OMPI_SUCCESS;
+    }
+    copy = strdup(spec);
+    if (copy == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (item = strtok_r(copy, ",", &save); (item != NULL) && (rc == OMPI_SUCCESS);
+         item = strtok_r(NULL, ",", &save)) {
+        rc = fs_ompi_inject_one(item);
+    }
+    free(copy);
+    return rc;
 }

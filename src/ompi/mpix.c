@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FS_MPIX_API __attribute__((visibility("default")))
-
 /* Reports rc through comm's error handler, as an MPI function would. */
-static int fs_mpix_error(MPI_Comm comm, int rc, const char *name)
+int fs_mpix_error(MPI_Comm comm, int rc, const char *name)
 {
     if (rc == MPI_SUCCESS) {
         return MPI_SUCCESS;
@@ -22,7 +20,7 @@ static int fs_mpix_error(MPI_Comm comm, int rc, const char *name)
     return OMPI_ERRHANDLER_INVOKE(comm, rc, name);
 }
 
-static int fs_mpix_comm(MPI_Comm comm, fs_comm_t **fcomm_p)
+int fs_mpix_comm(MPI_Comm comm, fs_comm_t **fcomm_p)
 {
     if ((fs_ompi.engine == NULL) || !fs_ompi.enabled) {
         return MPI_ERR_UNSUPPORTED_OPERATION;

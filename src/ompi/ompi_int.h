@@ -62,10 +62,9 @@ OBJ_CLASS_DECLARATION(fs_ompi_req_t);
 
 /* Error codes failstop registered with Open MPI at pml_enable. */
 typedef struct fs_ompi_errors {
-    int  fail_stop_class;     /* MPI_ERR_RANK_FAIL_STOP */
-    int  peer_failed;         /* codes in that class ... */
-    int  anysrc_disabled;
-    int  coll_inactive;
+    /* MPI_ERR_RANK_FAIL_STOP, also the code of every failure error:
+     * programs written for ULFM compare the code with the class */
+    int  fail_stop_class;
     int  peer_left;           /* class MPI_ERR_OTHER: peer finalized */
 } fs_ompi_errors_t;
 
@@ -275,6 +274,13 @@ int mca_pml_failstop_improbe(int src, int tag, ompi_communicator_t *comm,
 int mca_pml_failstop_mprobe(int src, int tag, ompi_communicator_t *comm,
                             ompi_message_t **message, ompi_status_public_t *status);
 int mca_pml_failstop_start(size_t count, ompi_request_t **requests);
+
+/* ---- the public API (mpix.c, recovery.c) ---- */
+#define FS_MPIX_API __attribute__((visibility("default")))
+/* Reports rc through comm's error handler, as an MPI function would. */
+int fs_mpix_error(MPI_Comm comm, int rc, const char *name);
+/* comm's engine communicator, or the MPI error that there is none. */
+int fs_mpix_comm(MPI_Comm comm, fs_comm_t **fcomm_p);
 
 /* The engine lock; only taken under MPI_THREAD_MULTIPLE. */
 static inline void fs_ompi_lock(void)

@@ -130,8 +130,10 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
     }
     engine->comms[cid] = comm;
     fs_list_push_tail(&engine->comms_list, &comm->elem);
+    fs_list_init(&comm->agree_ops);
     fs_comm_apply_early_losses(comm);     /* first: what came after is discarded */
     fs_comm_replay_early(comm);
+    fs_agreement_comm_created(comm);
     *comm_p = comm;
     return FS_OK;
 }
@@ -157,6 +159,7 @@ void fs_comm_destroy(fs_comm_t *comm)
         }
         fs_dp_cleanup(&comm->peers[r].poison);
     }
+    fs_agreement_comm_destroy(comm);
     engine->comms[comm->cid] = NULL;
     fs_list_remove(&comm->elem);
     free(comm->peers);

@@ -17,6 +17,7 @@
 #include "common/fs_params.h"
 #include "common/fs_status.h"
 #include "endpoint/ep.h"
+#include "failure/agree.h"
 #include "proto/hdr.h"
 #include "queues/mq.h"
 #include "transport/tl.h"
@@ -195,6 +196,32 @@ uint32_t    fs_comm_failed_ranks(const fs_comm_t *comm, fs_comm_group_t which,
 void        fs_comm_reenable_any_source(fs_comm_t *comm);
 int         fs_comm_any_source_enabled(const fs_comm_t *comm);
 int         fs_comm_collectives_enabled(const fs_comm_t *comm);
+
+/* ---- agreement over a communicator's alive members (src/proto/agreement.c) ----
+ * Uniform: every member that completes an instance gets the same result,
+ * also when members (its coordinator included) die during it. */
+typedef struct fs_agreement {
+    fs_list_t    elem;        /* on the communicator while running */
+    fs_comm_t   *comm;
+    uint32_t     seq;
+    int          done;        /* set, under the engine lock, with the result */
+    fs_status_t  status;      /* FS_OK, or why there is no result */
+    uint64_t     v[FS_AGREE_MAX_WORDS];
+    int          unacked;     /* a failed member is not acknowledged by all */
+    uint32_t     nfailed;
+    uint64_t    *failed;      /* the host's, fs_comm_agree_words words, or NULL:
+                                 the agreed failed members (bit r: rank r) */
+    void       (*complete)(struct fs_agreement *op);   /* optional */
+    void        *host;
+} fs_agreement_t;
+
+size_t      fs_comm_agree_words(const fs_comm_t *comm);
+/* Starts this member's next agreement on comm with contribution in (its
+ * acked set is comm's acknowledged failures).  Collective, in the same
+ * order at every member.  op->done is set when it is decided (maybe before
+ * this returns).  FS_ERR_UNSUPPORTED for an intercommunicator. */
+fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
+                                fs_agreement_t *op);
 
 /* MPI_Abort: tells these peers to end with errcode (best effort, bounded). */
 void        fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps,

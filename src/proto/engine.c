@@ -34,6 +34,13 @@ static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
         fs_rx_ctrl(engine, &ctrl);
         return FS_OK;
     }
+    if ((am_id == FS_AM_AGREE) && (hdr_len == sizeof(fs_hdr_agree_t)) &&
+        !(rx->flags & FS_TL_RX_RNDV)) {
+        fs_hdr_agree_t agree;
+
+        memcpy(&agree, hdr, sizeof(agree));
+        return fs_rx_agree(engine, &agree, data, len);
+    }
     ++engine->stats.dropped_malformed;
     FS_WARN("dropping active message id %u with a %zu-byte header", am_id, hdr_len);
     if (rx->flags & FS_TL_RX_RNDV) {
@@ -110,6 +117,8 @@ fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **eng
     fs_list_init(&engine->early);
     fs_list_init(&engine->eps);
     fs_list_init(&engine->draining);
+    fs_list_init(&engine->agree_rx);
+    fs_list_init(&engine->agree_early);
     fs_engine_lock_init(engine);
 
     status = fs_msg_pools_init(engine);
@@ -140,6 +149,7 @@ void fs_engine_destroy(fs_engine_t *engine)
     }
     /* the transport first: closing it may still complete ops held in eps */
     engine->tl_ops->fini(engine->tl);
+    fs_agreement_engine_cleanup(engine);
     while ((e = fs_list_pop_head(&engine->eps)) != NULL) {
         free(fs_container_of(e, fs_ep_t, elem));
     }

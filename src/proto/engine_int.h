@@ -85,6 +85,10 @@ struct fs_comm {
     uint8_t          coll_inactive;     /* 17.7: for good (validate is later) */
     uint8_t          poisoned;          /* some bin has poisoned tags */
     uint64_t         acked_epoch;       /* failures acknowledged by reenable/ack */
+    /* agreement.c: created at the first agreement or agreement message */
+    fs_agree_t      *agree;
+    uint64_t         fp;                /* fs_hdr_agree_t.fp of this group */
+    fs_list_t        agree_ops;         /* fs_agreement_t running */
 };
 
 /* ---- engine ------------------------------------------------------------ */
@@ -141,6 +145,11 @@ struct fs_engine {
     fs_list_t              draining;        /* FS_REQ_F_DRAIN requests, oldest first */
     unsigned               suspects;        /* endpoints in FS_EP_SUSPECTED */
     fs_depart_t            depart;          /* leave.c */
+    /* agreement.c: messages received, handled after the transport's progress */
+    fs_list_t              agree_rx;
+    fs_list_t              agree_early;     /* for communicators not created yet */
+    unsigned               agree_early_count;
+    int                    agree_work;      /* agree_rx not empty, or views changed */
     fs_stats_t             stats;
 };
 
@@ -201,11 +210,29 @@ void        fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed,
 /* Sends the failure notices deferred while the transport was progressing. */
 void        fs_ctrl_flush_notices(fs_engine_t *engine);
 
+/* agreement.c */
+fs_status_t fs_rx_agree(fs_engine_t *engine, const fs_hdr_agree_t *hdr, const void *data,
+                        size_t len);
+/* Handles received agreement messages and view changes (outside the
+ * transport's progress: handling them sends). */
+void        fs_agreement_work(fs_engine_t *engine);
+void        fs_agreement_comm_created(fs_comm_t *comm);
+void        fs_agreement_comm_destroy(fs_comm_t *comm);
+void        fs_agreement_engine_cleanup(fs_engine_t *engine);
+/* A member of some communicator failed or left: agreements must learn it. */
+static inline void fs_agreement_view_changed(fs_engine_t *engine)
+{
+    engine->agree_work = 1;
+}
+
 /* After a transport progress call: what could not be done inside it. */
 static inline void fs_engine_after_progress(fs_engine_t *engine)
 {
     if (fs_unlikely(engine->notices_pending != 0)) {
         fs_ctrl_flush_notices(engine);
+    }
+    if (fs_unlikely(engine->agree_work)) {
+        fs_agreement_work(engine);
     }
 }
 void        fs_engine_inject_fire(fs_engine_t *engine, const fs_ep_t *ep);

@@ -45,6 +45,16 @@ enum {
 
 #define FS_CTRL_F_RECEIVING  0x1u
 
+/* FS_AM_AGREE: an agreement message (src/failure/agree.h) for the
+ * communicator cid whose group has fingerprint fp (16 bytes); the message
+ * is the payload, always eager. */
+typedef struct fs_hdr_agree {
+    uint32_t  cid;
+    uint32_t  pad;
+    uint64_t  fp;       /* hash of the group's process ids, in rank order:
+                           Open MPI reuses context ids */
+} fs_hdr_agree_t;
+
 /* The engine's address for the modex: this preamble, then the transport's
  * own.  The wire version is checked once per peer, when its endpoint is
  * created: a peer of another failstop version is refused with a message
@@ -53,7 +63,7 @@ enum {
  * delivers over endpoints opened to addresses from this job's modex, and a
  * UCX worker address is unique to its process.) */
 #define FS_WIRE_MAGIC   0x50545346u  /* "FSTP" */
-#define FS_WIRE_VERSION 2u
+#define FS_WIRE_VERSION 3u
 
 typedef struct fs_hdr_addr {
     uint32_t  magic;    /* FS_WIRE_MAGIC */
@@ -63,5 +73,6 @@ typedef struct fs_hdr_addr {
 
 _Static_assert(sizeof(fs_hdr_match_t) == 16, "match header is 16 bytes");
 _Static_assert(sizeof(fs_hdr_ctrl_t) == 24, "control header is 24 bytes");
+_Static_assert(sizeof(fs_hdr_agree_t) == 16, "agreement header is 16 bytes");
 
 #endif

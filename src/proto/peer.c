@@ -489,6 +489,7 @@ static void fs_peer_fail_now(fs_engine_t *engine, fs_ep_t *ep,
     for (c = engine->comms_list.next; c != &engine->comms_list; c = c->next) {
         fs_comm_peer_failed(fs_container_of(c, fs_comm_t, elem), ep, status);
     }
+    fs_agreement_view_changed(engine);
     if (status == FS_ERR_PEER_FAILED) {
         fs_ctrl_notify_failure(engine, ep, reporter);
         engine->host->peer_failed(engine->host_arg, ep, reporter != NULL);
@@ -527,4 +528,5 @@ void fs_peer_left(fs_engine_t *engine, fs_ep_t *ep)
     for (c = engine->comms_list.next; c != &engine->comms_list; c = c->next) {
         fs_comm_peer_failed(fs_container_of(c, fs_comm_t, elem), ep, FS_ERR_PEER_LEFT);
     }
+    fs_agreement_view_changed(engine);
 }

@@ -33,12 +33,15 @@ enum {
     FS_AM_MATCH = 0,    /* MPI point-to-point message (fs_hdr_match_t) */
     FS_AM_CTRL  = 1,    /* control: departure, failure notices (fs_hdr_ctrl_t) */
     FS_AM_HB    = 2,    /* failure detector (fs_det_msg_t), detector role only */
+    FS_AM_AGREE = 3,    /* agreement and revoke (fs_hdr_agree_t), main role */
     FS_AM_COUNT
 };
 
 /* Send flags. */
 #define FS_TL_SEND_RNDV  0x1u   /* force rendezvous: completion means the
                                    receiver has fetched the data */
+#define FS_TL_SEND_EAGER 0x4u   /* never rendezvous: the receiver gets the
+                                   whole message in its upcall */
 #define FS_TL_SEND_IMM   0x2u   /* complete now, or return FS_ERR_AGAIN having
                                    sent nothing; hdr and op need not outlive
                                    the call */

@@ -163,6 +163,15 @@ static ucs_status_t fs_ucx_am_ctrl_cb(void *arg, const void *header,
                         FS_AM_CTRL);
 }
 
+static ucs_status_t fs_ucx_am_agree_cb(void *arg, const void *header,
+                                       size_t header_length, void *data,
+                                       size_t length,
+                                       const ucp_am_recv_param_t *param)
+{
+    return fs_ucx_am_cb(arg, header, header_length, data, length, param,
+                        FS_AM_AGREE);
+}
+
 /* Private area inside every request UCX allocates (ucp_params.request_size):
  * lets a completion callback find its transport.  tl is NULL while the
  * request is not tracked by us: a callback that finds it NULL runs inside the
@@ -258,6 +267,9 @@ static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
     if (fs_unlikely(flags & FS_TL_SEND_RNDV)) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
         param.flags         = UCP_AM_SEND_FLAG_RNDV;
+    } else if (fs_unlikely(flags & FS_TL_SEND_EAGER)) {
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags         = UCP_AM_SEND_FLAG_EAGER;
     } else if (flags & FS_TL_SEND_IMM) {
         /* UCX gives NO_RESOURCE without side effects if it cannot finish */
         param.op_attr_mask |= UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
@@ -614,7 +626,8 @@ static fs_status_t fs_ucx_worker_create(fs_tl_t *tl, const fs_tl_config_t *cfg)
     tl->address     = attr.address;
     tl->address_len = attr.address_length;
     if ((fs_ucx_set_handler(tl, FS_AM_MATCH, fs_ucx_am_match_cb) != FS_OK) ||
-        (fs_ucx_set_handler(tl, FS_AM_CTRL, fs_ucx_am_ctrl_cb) != FS_OK)) {
+        (fs_ucx_set_handler(tl, FS_AM_CTRL, fs_ucx_am_ctrl_cb) != FS_OK) ||
+        (fs_ucx_set_handler(tl, FS_AM_AGREE, fs_ucx_am_agree_cb) != FS_OK)) {
         return FS_ERR_LOCAL;
     }
     return FS_OK;

@@ -40,10 +40,14 @@ static inline void ft_die(void)
     _exit(137);
 }
 
-/* Asserts that rc reports a failed process (MPIX_ERR_RANK_FAIL_STOP). */
+/* Asserts that rc reports a failed process (MPIX_ERR_RANK_FAIL_STOP): its
+ * class, and the code is the class itself (ULFM programs compare
+ * rc == MPIX_ERR_PROC_FAILED). */
 static inline void ft_expect_failed(mt_loc at, int rc, const char *what)
 {
     mt_expect_class(at, rc, MPIX_ERR_RANK_FAIL_STOP, what);
+    mt_expect(at, rc == MPIX_ERR_PROC_FAILED, "%s: code %d is not the class %d itself",
+              what, rc, MPIX_ERR_PROC_FAILED);
 }
 
 /* Asserts that the failure class has both spellings, a message naming it,
