@@ -26,6 +26,11 @@ int MPIX_Failstop_error_class(void);
 #define MPIX_ERR_RANK_FAIL_STOP (MPIX_Failstop_error_class())
 #define MPIX_ERR_PROC_FAILED    (MPIX_Failstop_error_class())
 
+/* The error class (and code) of every operation on a revoked communicator
+ * (ULFM).  Without failstop the value is -2. */
+int MPIX_Failstop_revoked_class(void);
+#define MPIX_ERR_REVOKED        (MPIX_Failstop_revoked_class())
+
 /* ---- MPI-FT draft chapter 17 (run-through stabilization) ---------------- */
 
 /* The group of processes of comm's (local) group known to have failed, at
@@ -72,6 +77,16 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 /* The same, nonblocking: *flag and the return of the completion (MPI_Wait,
  * MPI_Test) are the agreement's once *request completes. */
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+/* Revokes comm at every live member, reliably (members that forward the
+ * news may die): from then on every pending and new operation on comm,
+ * point-to-point or collective, ends with MPIX_ERR_REVOKED, except
+ * MPIX_Comm_agree/iagree, MPIX_Comm_failure_ack/get_acked and MPI_Comm_free.
+ * Not collective; local completion.  Intracommunicators. */
+int MPIX_Comm_revoke(MPI_Comm comm);
+
+/* *flag = 1 once comm is revoked here (by this process or news of another's). */
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
 
 /* ---- failstop itself ----------------------------------------------------- */
 

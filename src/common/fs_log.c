@@ -56,6 +56,7 @@ const char *fs_status_string(fs_status_t status)
     case FS_ERR_AGAIN:       return "try again";
     case FS_ERR_ANYSRC_DISABLED: return "MPI_ANY_SOURCE disabled after a process failure";
     case FS_ERR_COLL_INACTIVE:   return "communicator collectively inactive after a process failure";
+    case FS_ERR_REVOKED:         return "communicator revoked";
     default:                 return "unknown status";
     }
 }

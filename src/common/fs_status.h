@@ -18,7 +18,8 @@ typedef enum fs_status {
     FS_ERR_AGAIN          = -10, /* not done now, nothing happened: retry the slow way */
     FS_ERR_ANYSRC_DISABLED = -11, /* MPI_ANY_SOURCE off after a failure (17.6) */
     FS_ERR_COLL_INACTIVE  = -12, /* collectives off after a failure (17.7) */
-    FS_ERR_LAST           = -13
+    FS_ERR_REVOKED        = -13, /* the communicator was revoked (ULFM) */
+    FS_ERR_LAST           = -14
 } fs_status_t;
 
 const char *fs_status_string(fs_status_t status);

@@ -58,6 +58,9 @@ typedef struct fs_ep {
     struct fs_ep          *notice_reporter;
     fs_tl_op_t             close_op;
     fs_tl_op_t             wire_op;     /* fs_engine_wire_up's flush */
+    /* sends completed early (revoked) that the transport still holds until
+     * the receiver gives them back (src/proto/revoke.c) */
+    uint32_t               abandoned;
 } fs_ep_t;
 
 const char *fs_ep_state_name(fs_ep_state_t state);

@@ -13,27 +13,37 @@ static int fs_ompi_add_string(int errnum, const char *text)
     return ompi_mpi_errnum_add_string(errnum, text, (int)strlen(text) + 1);
 }
 
+/* A new error class that is also the code failstop returns (rc ==
+ * MPIX_ERR_PROC_FAILED must hold, as in ULFM).  Open MPI 4.1's
+ * MPI_Error_class answers MPI_ERR_UNKNOWN for an added class unless its
+ * entry is a code too, as the predefined classes' entries are. */
+static int fs_ompi_class_add(void)
+{
+    int cls = ompi_mpi_errclass_add();
+    ompi_mpi_errcode_t *entry;
+
+    if (cls < 0) {
+        return -1;
+    }
+    entry = opal_pointer_array_get_item(&ompi_mpi_errcodes, cls);
+    if (entry == NULL) {
+        return -1;
+    }
+    entry->code = cls;
+    return cls;
+}
+
 /* Must run in pml_enable: Open MPI builds its error tables after selecting
  * the PML, and before that adding a class would be lost. */
 int fs_ompi_errors_register(void)
 {
     fs_ompi_errors_t *err = &fs_ompi.errors;
 
-    ompi_mpi_errcode_t *entry;
-
-    err->fail_stop_class = ompi_mpi_errclass_add();
-    if (err->fail_stop_class < 0) {
+    err->fail_stop_class = fs_ompi_class_add();
+    err->revoked_class   = fs_ompi_class_add();
+    if ((err->fail_stop_class < 0) || (err->revoked_class < 0)) {
         return OMPI_ERROR;
     }
-    /* the class is also the code failstop returns (rc == MPIX_ERR_PROC_FAILED
-     * must hold, as in ULFM); Open MPI 4.1's MPI_Error_class answers
-     * MPI_ERR_UNKNOWN for an added class unless its entry is a code too, as
-     * the predefined classes' entries are */
-    entry = opal_pointer_array_get_item(&ompi_mpi_errcodes, err->fail_stop_class);
-    if (entry == NULL) {
-        return OMPI_ERROR;
-    }
-    entry->code = err->fail_stop_class;
     err->peer_left = ompi_mpi_errcode_add(MPI_ERR_OTHER);
     if ((err->peer_left < 0) ||
         (fs_ompi_add_string(err->fail_stop_class,
@@ -41,6 +51,10 @@ int fs_ompi_errors_register(void)
                             "failed (fail-stop), or the operation is off on this "
                             "communicator since a process failure (MPI_ANY_SOURCE "
                             "until acknowledged, collectives)") != OMPI_SUCCESS) ||
+        (fs_ompi_add_string(err->revoked_class,
+                            "MPIX_ERR_REVOKED: the communicator was revoked "
+                            "(MPIX_Comm_revoke); only agreement, shrink, failure "
+                            "acknowledgement and MPI_Comm_free work on it") != OMPI_SUCCESS) ||
         (fs_ompi_add_string(err->peer_left,
                             "MPI_ERR_OTHER: the peer process has already called "
                             "MPI_Finalize (failstop)") != OMPI_SUCCESS)) {
@@ -69,6 +83,7 @@ int fs_ompi_error_slow(fs_status_t status)
         FS_DEBUG("MPI_ERR_RANK_FAIL_STOP: %s", fs_status_string(status));
         return fs_ompi.errors.fail_stop_class;
     case FS_ERR_PEER_LEFT:    return fs_ompi.errors.peer_left;
+    case FS_ERR_REVOKED:      return fs_ompi.errors.revoked_class;
     case FS_ERR_TRUNCATE:     return MPI_ERR_TRUNCATE;
     case FS_ERR_NO_MEMORY:    return MPI_ERR_NO_MEM;
     case FS_ERR_INVALID:      return MPI_ERR_ARG;

@@ -65,6 +65,7 @@ typedef struct fs_ompi_errors {
     /* MPI_ERR_RANK_FAIL_STOP, also the code of every failure error:
      * programs written for ULFM compare the code with the class */
     int  fail_stop_class;
+    int  revoked_class;       /* MPIX_ERR_REVOKED, also its code */
     int  peer_left;           /* class MPI_ERR_OTHER: peer finalized */
 } fs_ompi_errors_t;
 
@@ -235,9 +236,16 @@ extern bool ompi_comm_request_progress_active;
 
 static inline int fs_ompi_coll_refused(int tag, ompi_communicator_t *comm)
 {
-    return OPAL_UNLIKELY(fs_mq_tag_is_coll(tag)) &&
-           !fs_comm_collectives_enabled(fs_ompi_comm(comm)) &&
-           ompi_comm_request_progress_active;
+    return OPAL_UNLIKELY(fs_mq_tag_is_coll(tag)) && ompi_comm_request_progress_active &&
+           (!fs_comm_collectives_enabled(fs_ompi_comm(comm)) ||
+            fs_comm_is_revoked(fs_ompi_comm(comm)));
+}
+
+/* The error of a refused collective start. */
+static inline int fs_ompi_coll_refusal(ompi_communicator_t *comm)
+{
+    return fs_ompi_error(fs_comm_is_revoked(fs_ompi_comm(comm)) ? FS_ERR_REVOKED
+                                                                  : FS_ERR_COLL_INACTIVE);
 }
 int  fs_ompi_progress(void);
 

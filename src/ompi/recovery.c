@@ -1,6 +1,7 @@
-/* ULFM's recovery calls over failstop's agreement (include/failstop.h):
- * MPIX_Comm_agree and MPIX_Comm_iagree.  The protocol is
- * src/failure/agree.c, its engine side src/proto/agreement.c. */
+/* ULFM's recovery calls (include/failstop.h): MPIX_Comm_agree and
+ * MPIX_Comm_iagree over failstop's agreement (the protocol is
+ * src/failure/agree.c, its engine side src/proto/agreement.c), and
+ * MPIX_Comm_revoke / MPIX_Comm_is_revoked (src/proto/revoke.c). */
 #include "ompi/ompi_int.h"
 #include "failstop.h"
 
@@ -144,4 +145,33 @@ FS_MPIX_API int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
         ompi_grequest_complete(ia->req);    /* the error comes at completion */
     }
     return MPI_SUCCESS;
+}
+
+FS_MPIX_API int MPIX_Comm_revoke(MPI_Comm comm)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if (rc == MPI_SUCCESS) {
+        fs_ompi_lock();
+        rc = fs_ompi_error(fs_comm_revoke(fcomm));
+        fs_ompi_unlock();
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_revoke");
+}
+
+FS_MPIX_API int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
+{
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && (flag == NULL)) {
+        rc = MPI_ERR_ARG;
+    }
+    if (rc == MPI_SUCCESS) {
+        fs_ompi_lock();
+        *flag = fs_comm_is_revoked(fcomm);
+        fs_ompi_unlock();
+    }
+    return fs_mpix_error(comm, rc, "MPIX_Comm_is_revoked");
 }

@@ -76,7 +76,7 @@ int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
     fs_ompi_req_t *req;
 
     if (fs_ompi_coll_refused(tag, comm)) {
-        return fs_ompi_error(FS_ERR_COLL_INACTIVE);
+        return fs_ompi_coll_refusal(comm);
     }
     req = fs_ompi_recv_new(buf, count, datatype, src, tag, comm, &rc);
     if (OPAL_UNLIKELY(req == NULL)) {

@@ -154,7 +154,7 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
         return rc;
     }
     if (fs_ompi_coll_refused(tag, comm)) {
-        return fs_ompi_error(FS_ERR_COLL_INACTIVE);
+        return fs_ompi_coll_refusal(comm);
     }
     if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
         *request = &fs_ompi.completed_req;

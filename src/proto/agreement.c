@@ -32,7 +32,7 @@ typedef struct fs_agree_tx {
 
 /* ---- the group and its view ------------------------------------------- */
 
-static uint64_t fs_comm_fingerprint(const fs_comm_t *comm)
+uint64_t fs_comm_fingerprint(const fs_comm_t *comm)
 {
     uint64_t h = 0xcbf29ce484222325ull ^ comm->size;
     uint32_t r;
@@ -71,9 +71,9 @@ static void fs_agreement_sent(fs_tl_op_t *op, fs_status_t status, size_t length)
     free(fs_container_of(op, fs_agree_tx_t, op));
 }
 
-static fs_status_t fs_agreement_send(void *arg, uint32_t to, const void *msg, size_t len)
+fs_status_t fs_agreement_send_kind(fs_comm_t *comm, uint32_t to, uint32_t kind,
+                                   const void *msg, size_t len)
 {
-    fs_comm_t *comm = arg;
     fs_engine_t *engine = comm->engine;
     fs_ep_t *ep = comm->peers[to].ep;
     fs_agree_tx_t *tx;
@@ -91,8 +91,9 @@ static fs_status_t fs_agreement_send(void *arg, uint32_t to, const void *msg, si
     }
     memcpy(tx->data, msg, len);
     memset(&tx->hdr, 0, sizeof(tx->hdr));
-    tx->hdr.cid = comm->cid;
-    tx->hdr.fp  = comm->fp;
+    tx->hdr.cid  = comm->cid;
+    tx->hdr.kind = kind;
+    tx->hdr.fp   = comm->fp;
     tx->op.cb   = fs_agreement_sent;
     tx->op.busy = 0;
     buf.ptr = tx->data;
@@ -108,6 +109,11 @@ static fs_status_t fs_agreement_send(void *arg, uint32_t to, const void *msg, si
         return FS_OK;
     }
     return st;
+}
+
+static fs_status_t fs_agreement_send(void *arg, uint32_t to, const void *msg, size_t len)
+{
+    return fs_agreement_send_kind(arg, to, FS_AGREE_KIND_MSG, msg, len);
 }
 
 /* ---- results ------------------------------------------------------------- */
@@ -162,7 +168,6 @@ static fs_status_t fs_agreement_attach(fs_comm_t *comm)
     if (status != FS_OK) {
         return status;
     }
-    comm->fp = fs_comm_fingerprint(comm);
     fs_agreement_sync_view(comm);
     return FS_OK;
 }
@@ -248,9 +253,20 @@ static void fs_agreement_handle(fs_engine_t *engine, fs_agree_rx_t *rx)
     fs_comm_t *comm = fs_engine_comm(engine, rx->hdr.cid);
     fs_status_t status;
 
-    if ((comm == NULL) || (fs_agreement_attach(comm) != FS_OK) ||
-        (comm->fp != rx->hdr.fp)) {
+    if ((comm == NULL) || (comm->fp != rx->hdr.fp)) {
         fs_agreement_keep_early(engine, rx);     /* a communicator to come */
+        return;
+    }
+    if (rx->hdr.kind == FS_AGREE_KIND_REVOKE) {
+        fs_revoke_rx(comm);
+        free(rx);
+        fs_engine_count_msg(engine, NULL);
+        return;
+    }
+    if ((rx->hdr.kind != FS_AGREE_KIND_MSG) || (fs_agreement_attach(comm) != FS_OK)) {
+        ++engine->stats.dropped_malformed;
+        FS_WARN("cid %u: agreement message of kind %u refused", comm->cid, rx->hdr.kind);
+        free(rx);
         return;
     }
     status = fs_agree_recv(comm->agree, rx->data, rx->len);
@@ -276,6 +292,9 @@ void fs_agreement_work(fs_engine_t *engine)
 
         if (comm->agree != NULL) {
             fs_agreement_sync_view(comm);
+        }
+        if (comm->revoked) {
+            fs_revoke_view_changed(comm);
         }
     }
     while ((e = fs_list_pop_head(&engine->agree_rx)) != NULL) {

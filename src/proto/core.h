@@ -35,6 +35,8 @@ typedef struct fs_msg    fs_msg_t;
 #define FS_REQ_F_PARKED   0x8u   /* failed, cause unknown: waits for its peer's fate */
 #define FS_REQ_F_DRAIN    0x10u  /* failed receive: waits until the transport
                                     is done writing into its buffer */
+#define FS_REQ_F_ABANDONED 0x20u /* completed early (revoked), op in flight:
+                                    counted in its ep's abandoned */
 
 typedef struct fs_req {
     fs_tl_op_t   op;         /* the transport operation, if any */
@@ -222,6 +224,12 @@ size_t      fs_comm_agree_words(const fs_comm_t *comm);
  * this returns).  FS_ERR_UNSUPPORTED for an intercommunicator. */
 fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
                                 fs_agreement_t *op);
+
+/* ULFM's revoke (src/proto/revoke.c): every pending and new operation on
+ * comm, point-to-point or collective, ends with FS_ERR_REVOKED, here and,
+ * reliably (forwarders may die), at every live member; agreements go on. */
+fs_status_t fs_comm_revoke(fs_comm_t *comm);
+int         fs_comm_is_revoked(const fs_comm_t *comm);
 
 /* MPI_Abort: tells these peers to end with errcode (best effort, bounded). */
 void        fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps,

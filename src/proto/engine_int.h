@@ -89,6 +89,9 @@ struct fs_comm {
     fs_agree_t      *agree;
     uint64_t         fp;                /* fs_hdr_agree_t.fp of this group */
     fs_list_t        agree_ops;         /* fs_agreement_t running */
+    /* revoke.c */
+    uint8_t          revoked;
+    uint32_t         revoke_nb[2];      /* the next live member each way, told */
 };
 
 /* ---- engine ------------------------------------------------------------ */
@@ -219,6 +222,15 @@ void        fs_agreement_work(fs_engine_t *engine);
 void        fs_agreement_comm_created(fs_comm_t *comm);
 void        fs_agreement_comm_destroy(fs_comm_t *comm);
 void        fs_agreement_engine_cleanup(fs_engine_t *engine);
+/* Sends one FS_AM_AGREE message of this kind to member 'to' of comm. */
+fs_status_t fs_agreement_send_kind(fs_comm_t *comm, uint32_t to, uint32_t kind,
+                                   const void *msg, size_t len);
+uint64_t    fs_comm_fingerprint(const fs_comm_t *comm);
+
+/* revoke.c */
+void        fs_revoke_rx(fs_comm_t *comm);
+/* The view changed: revoked communicators tell their new neighbours. */
+void        fs_revoke_view_changed(fs_comm_t *comm);
 /* A member of some communicator failed or left: agreements must learn it. */
 static inline void fs_agreement_view_changed(fs_engine_t *engine)
 {
@@ -275,6 +287,8 @@ void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t 
 /* ep announced its departure (LEAVING or LEFT) but died before it was
  * complete (the detector's verdict): failed after all. */
 void        fs_peer_fail_departed(fs_engine_t *engine, fs_ep_t *ep);
+/* Completes a request with an operation in flight now, with status. */
+void        fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status);
 /* A receive from peer with this tag ended with the failure error. */
 void        fs_comm_poison(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag);
 void        fs_peer_left(fs_engine_t *engine, fs_ep_t *ep);

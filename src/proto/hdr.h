@@ -50,7 +50,7 @@ enum {
  * is the payload, always eager. */
 typedef struct fs_hdr_agree {
     uint32_t  cid;
-    uint32_t  pad;
+    uint32_t  kind;     /* FS_AGREE_KIND_* */
     uint64_t  fp;       /* hash of the group's process ids, in rank order:
                            Open MPI reuses context ids */
 } fs_hdr_agree_t;
@@ -70,6 +70,11 @@ typedef struct fs_hdr_addr {
     uint16_t  version;  /* FS_WIRE_VERSION */
     uint16_t  pad;
 } fs_hdr_addr_t;
+
+enum {
+    FS_AGREE_KIND_MSG    = 0,   /* an agreement message (payload) */
+    FS_AGREE_KIND_REVOKE = 1    /* the communicator is revoked (no payload) */
+};
 
 _Static_assert(sizeof(fs_hdr_match_t) == 16, "match header is 16 bytes");
 _Static_assert(sizeof(fs_hdr_ctrl_t) == 24, "control header is 24 bytes");

@@ -142,6 +142,8 @@ static void fs_depart_send(fs_engine_t *engine, uint8_t type, int only_told)
     }
 }
 
+static void fs_engine_release_unreceived(fs_engine_t *engine, int revoked_only);
+
 void fs_engine_depart_start(fs_engine_t *engine)
 {
     fs_list_t *e;
@@ -149,6 +151,7 @@ void fs_engine_depart_start(fs_engine_t *engine)
     if (engine->depart != FS_DEPART_NONE) {
         return;
     }
+    fs_engine_release_unreceived(engine, 1);
     for (e = engine->comms_list.next; e != &engine->comms_list; e = e->next) {
         (void)fs_comm_rx_open(fs_container_of(e, fs_comm_t, elem), 1);
     }
@@ -209,19 +212,76 @@ static void fs_leave_op_ignore(fs_tl_op_t *op, fs_status_t status, size_t length
     (void)length;
 }
 
+/* Messages nobody will receive now go back to the transport, so that their
+ * senders' operations end (a revoked communicator keeps what it holds, and
+ * one Open MPI never frees -- requests left allocated by a failed
+ * MPI_Waitall hold it -- would keep it for ever).  revoked_only: at the
+ * start of departure, when only revoked communicators' are surely dead. */
+static void fs_engine_release_unreceived(fs_engine_t *engine, int revoked_only)
+{
+    fs_list_t *c, *e;
+    uint32_t r;
+
+    for (c = engine->comms_list.next; c != &engine->comms_list; c = c->next) {
+        fs_comm_t *comm = fs_container_of(c, fs_comm_t, elem);
+
+        if (revoked_only && !comm->revoked) {
+            continue;
+        }
+        while ((e = comm->mq.unexpected_all.next) != &comm->mq.unexpected_all) {
+            fs_msg_t *msg = fs_container_of(e, fs_msg_t, mq.all_elem);
+
+            fs_mq_remove_unexpected(&comm->mq, &msg->mq);
+            fs_msg_free(engine, msg);
+        }
+        for (r = 0; r < comm->size; ++r) {
+            while ((e = fs_list_pop_head(&comm->peers[r].rx.parked)) != NULL) {
+                --comm->peers[r].rx.num_parked;
+                fs_msg_free(engine, fs_container_of(e, fs_msg_t, seq.elem));
+            }
+        }
+    }
+}
+
+/* Revoked sends the transport still holds end when their receivers give
+ * them back, which they do when they depart at the latest: wait for that
+ * (bounded), so that no endpoint closes with them in flight (UCX 1.13
+ * asserts in ucp_worker_destroy). */
+static void fs_engine_settle_abandoned(fs_engine_t *engine)
+{
+    double deadline = fs_time_now() + engine->params->finalize_timeout_ms * 1e-3;
+    fs_list_t *e;
+    int left;
+
+    do {
+        left = 0;
+        for (e = engine->eps.next; e != &engine->eps; e = e->next) {
+            const fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
+
+            left |= (ep->abandoned != 0) && fs_ep_is_usable(ep);
+        }
+        if (left) {
+            fs_engine_progress(engine);
+        }
+    } while (left && (fs_time_now() < deadline));
+}
+
 void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
 {
     double deadline;
     size_t i;
 
     fs_engine_depart(engine);
+    fs_engine_release_unreceived(engine, 0);
+    fs_engine_settle_abandoned(engine);
     deadline = fs_time_now() + engine->params->finalize_timeout_ms * 1e-3;
     for (i = 0; i < count; ++i) {
         fs_ep_t *ep = eps[i];
         if (ep->tl_ep != NULL) {
             /* a flushing close waits for the BYE and DONE to be delivered */
             ep->close_op.cb = fs_leave_op_ignore;
-            engine->tl_ops->ep_close(engine->tl, ep->tl_ep, !fs_ep_is_usable(ep),
+            engine->tl_ops->ep_close(engine->tl, ep->tl_ep,
+                                     !fs_ep_is_usable(ep) || (ep->abandoned != 0),
                                      &ep->close_op);
             ep->tl_ep = NULL;
         }

@@ -80,7 +80,11 @@ int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
     }
     fs_req_untrack(req);
     if (req->flags & FS_REQ_F_DONE) {
-        req->engine->host->req_idle(req);   /* was completed by a failure */
+        if (req->flags & FS_REQ_F_ABANDONED) {
+            req->flags &= (uint8_t)~FS_REQ_F_ABANDONED;
+            --req->ep->abandoned;
+        }
+        req->engine->host->req_idle(req);   /* was completed by a failure or revoke */
         return 0;
     }
     if (fs_likely(*status_p == FS_OK) || (req->ep == NULL)) {
@@ -218,7 +222,7 @@ void fs_peer_drain_expire(fs_engine_t *engine)
     }
 }
 
-static void fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
+void fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status)
 {
     fs_req_untrack(req);
     fs_list_init(&req->ep_elem);

@@ -303,6 +303,9 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
  * or the error it must end with at once. */
 fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag)
 {
+    if (fs_unlikely(comm->revoked)) {
+        return FS_ERR_REVOKED;
+    }
     if (fs_unlikely(fs_mq_tag_is_coll(tag)) && comm->coll_inactive) {
         return FS_ERR_COLL_INACTIVE;
     }

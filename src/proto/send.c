@@ -137,7 +137,7 @@ fs_status_t fs_send_try(fs_send_t *sreq)
     fs_status_t status;
 
     if (fs_unlikely(!fs_ep_is_usable(peer->ep) || peer->ep->is_self ||
-                    (sreq->mode == FS_SEND_SYNC) ||
+                    (sreq->mode == FS_SEND_SYNC) || comm->revoked ||
                     ((sreq->hdr.tag < 0) && comm->coll_inactive))) {
         return FS_ERR_AGAIN;
     }
@@ -150,6 +150,9 @@ fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag)
 {
     const fs_ep_t *ep = comm->peers[dst].ep;
 
+    if (fs_unlikely(comm->revoked)) {
+        return FS_ERR_REVOKED;
+    }
     if (fs_unlikely(!fs_ep_is_usable(ep)) && !fs_ep_takes_late_sends(ep)) {
         return fs_peer_status(ep);
     }

@@ -1,0 +1,145 @@
+/* Revoke (ULFM's MPIX_Comm_revoke): a communicator revoked anywhere is
+ * revoked everywhere, and every pending and new operation on it, point-to-
+ * point or collective, ends with FS_ERR_REVOKED; agreements (FS_AM_AGREE)
+ * go on, so that programs can agree and shrink.
+ *
+ * The news floods over the binomial graph of the live members (each tells
+ * the members 1, 2, 4, ... positions away each way: about 2 log2 n
+ * messages per member).  Forwarders may die: whenever the view changes, a
+ * revoked member tells its distance-1 neighbours if they changed.  The
+ * live members always form a ring through those links, so a live member
+ * that has not heard follows one that has with only dead members between
+ * them; when the last of those is known dead it is told. */
+#include "proto/engine_int.h"
+
+#include <stdlib.h>
+
+static int fs_revoke_live(const fs_comm_t *comm, uint32_t r)
+{
+    const fs_ep_t *ep = comm->peers[r].ep;
+
+    return ep->is_self || fs_ep_is_usable(ep);
+}
+
+/* The member 'dist' live positions away from us (dir +1 or -1), or
+ * UINT32_MAX if that wraps onto us. */
+static uint32_t fs_revoke_neighbour(const fs_comm_t *comm, uint32_t dist, int dir)
+{
+    uint32_t n = comm->size, r = (uint32_t)comm->my_rank, steps = 0;
+
+    while (steps < dist) {
+        r = (uint32_t)(((int64_t)r + dir + n) % n);
+        if (r == (uint32_t)comm->my_rank) {
+            return UINT32_MAX;
+        }
+        steps += fs_revoke_live(comm, r);
+    }
+    return r;
+}
+
+static void fs_revoke_tell(fs_comm_t *comm, uint32_t r)
+{
+    if ((r != UINT32_MAX) && (r != (uint32_t)comm->my_rank)) {
+        (void)fs_agreement_send_kind(comm, r, FS_AGREE_KIND_REVOKE, NULL, 0);
+    }
+}
+
+/* Pending operations end.  Buffered messages stay until the communicator
+ * is freed, and so do those that still come: giving a rendezvous
+ * descriptor back would complete its sender's operation as a success
+ * (even a synchronous send) if it has not heard of the revoke yet; when it
+ * hears, its operation ends with FS_ERR_REVOKED. */
+static void fs_revoke_fail_pending(fs_comm_t *comm)
+{
+    fs_engine_t *engine = comm->engine;
+    fs_list_t *q, *e, *next;
+    uint32_t r;
+
+    for (q = engine->eps.next; q != &engine->eps; q = q->next) {
+        fs_ep_t *ep = fs_container_of(q, fs_ep_t, elem);
+
+        for (e = ep->inflight.next; e != &ep->inflight; e = next) {
+            fs_req_t *req = fs_container_of(e, fs_req_t, ep_elem);
+            fs_comm_t *owner = (req->flags & FS_REQ_F_RECV) ?
+                               fs_container_of(req, fs_recv_t, super)->comm :
+                               fs_container_of(req, fs_send_t, super)->comm;
+
+            next = e->next;
+            if (owner != comm) {
+                continue;
+            }
+            if (req->flags & FS_REQ_F_RECV) {
+                fs_req_abort(engine, req, FS_ERR_REVOKED);  /* waits for its buffer */
+            } else {
+                /* not cancelled: a send to a live process ends when that
+                 * one gives the message back (at the latest when it frees
+                 * the communicator); the request is idle then */
+                fs_req_untrack(req);
+                req->flags |= FS_REQ_F_ABANDONED;
+                ++ep->abandoned;
+                fs_send_finish(engine, fs_container_of(req, fs_send_t, super),
+                               FS_ERR_REVOKED);
+            }
+        }
+    }
+    for (r = 0; r <= comm->size; ++r) {
+        fs_list_t *posted = (r < comm->size) ? &comm->peers[r].bin.posted
+                                             : &comm->mq.wild_posted;
+
+        while ((e = fs_list_pop_head(posted)) != NULL) {
+            fs_recv_finish(engine, fs_container_of(e, fs_recv_t, mq.elem), FS_ERR_REVOKED);
+        }
+    }
+}
+
+static void fs_revoke_now(fs_comm_t *comm)
+{
+    uint32_t dist;
+
+    if (comm->revoked) {
+        return;
+    }
+    comm->revoked = 1;
+    FS_DEBUG("cid %u revoked", comm->cid);
+    fs_revoke_fail_pending(comm);
+    for (dist = 1; dist < comm->size; dist <<= 1) {
+        fs_revoke_tell(comm, fs_revoke_neighbour(comm, dist, +1));
+        fs_revoke_tell(comm, fs_revoke_neighbour(comm, dist, -1));
+    }
+    comm->revoke_nb[0] = fs_revoke_neighbour(comm, 1, +1);
+    comm->revoke_nb[1] = fs_revoke_neighbour(comm, 1, -1);
+}
+
+fs_status_t fs_comm_revoke(fs_comm_t *comm)
+{
+    if (comm->local_eps != NULL) {
+        return FS_ERR_UNSUPPORTED;      /* intercommunicators: not yet */
+    }
+    fs_revoke_now(comm);
+    return FS_OK;
+}
+
+int fs_comm_is_revoked(const fs_comm_t *comm)
+{
+    return comm->revoked;
+}
+
+void fs_revoke_rx(fs_comm_t *comm)
+{
+    if (comm->local_eps == NULL) {
+        fs_revoke_now(comm);
+    }
+}
+
+void fs_revoke_view_changed(fs_comm_t *comm)
+{
+    uint32_t nb[2] = { fs_revoke_neighbour(comm, 1, +1), fs_revoke_neighbour(comm, 1, -1) };
+    int k;
+
+    for (k = 0; k < 2; k++) {
+        if (nb[k] != comm->revoke_nb[k]) {
+            fs_revoke_tell(comm, nb[k]);
+            comm->revoke_nb[k] = nb[k];
+        }
+    }
+}
