@@ -11,6 +11,7 @@
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
+#   make bench-agree     MPIX_Comm_agree latency vs ranks -> docs/perf/agree.md
 #   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
 #   make hosts-test      the MPI suite and fault tests across 3 simulated hosts
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
@@ -71,7 +72,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -212,7 +213,7 @@ build-fuzz/fuzz/%: tests/fuzz/%.c build-fuzz/lib/libfailstop_core.a tests/proto/
 
 # a short run of each target (make test), then the long one
 fuzz-short: deps fuzz-build
-	@bash tests/fuzz/run.sh build-fuzz 20
+	@bash tests/fuzz/run.sh build-fuzz 15
 
 fuzz: deps fuzz-build
 	@bash tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
@@ -244,6 +245,10 @@ bench-hosts: all
 	@bash bench/hosts.sh $(BUILD)
 
 # the detector at 1000, 10000 and 100000 simulated ranks (about 5 GB, 1 min)
+# agreement latency vs ranks (star, binomial, with a failed member) -> docs/perf/agree.md
+bench-agree: all
+	@bash bench/agree.sh $(BUILD)
+
 bench-detector: all
 	@FS_DET_SCALE_N="1000 10000 100000" $(BUILD)/tests/failure/test_detector_scale \
 	    --filter 'det_scale/report' --jobs 1

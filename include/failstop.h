@@ -88,6 +88,17 @@ int MPIX_Comm_revoke(MPI_Comm comm);
 /* *flag = 1 once comm is revoked here (by this process or news of another's). */
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
 
+/* *newcomm = a new communicator of comm's members outside the failed set
+ * the members agree on (one agreement), in comm's rank order, the same at
+ * all of them, also when members die during it (one that dies after the
+ * agreement is a failed member of *newcomm).  Works on revoked
+ * communicators and on ones whose collectives are off.  Collective;
+ * intracommunicators. */
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
+/* The same, nonblocking: *newcomm is set when *request completes. */
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
 /* ---- failstop itself ----------------------------------------------------- */
 
 /* *flag = 1 if this process communicates through the failstop PML (valid

@@ -35,8 +35,17 @@
 #   FS_CONF_MAXNP    rank cap (default 4)
 #   FS_CONF_TIMEOUT  per-test time cap in seconds (default 30; the slowest
 #                    passing test takes about 11 s here)
-#   FS_CONF_MEM_GB   memory in GB a test may declare (default 18: the machine
-#                    has 24)
+#   FS_CONF_TIMEOUT_DECLARED  the cap for tests whose testlist entry sets its
+#                    own timeLimit (default 90): datatype/large_type_sendrec
+#                    32 and 33 (timeLimit=360, 8.6 and 17.2 GB) take 16-31 s
+#                    over failstop and 21 s over ob1 here: they failed a CI
+#                    run by the 30 s cap, not by their result
+#   FS_CONF_MEM_GB   memory in GB a test may declare (default 9, for CI's
+#                    time: the runs over 2 GiB that stay are
+#                    datatype/large_type_sendrec 31 and 32, 4.3 and 8.6 GB, and
+#                    pt2pt/large_message, 6.5 GB; 18 also runs the 17.2 GB
+#                    large_type_sendrec 33 and the 9.8 GB large_vec, another
+#                    minute with the control)
 #   FS_CONF_REPEAT   runs of each test per PML (default 1): a test passes
 #                    only if every run passed
 #   FS_CONF_RESULTS  results file (default BUILD_DIR/conformance/results.tsv)
@@ -56,7 +65,8 @@ DIRS=${FS_CONF_DIRS:-$(cut -d' ' -f2- "$root/built.stamp")}
 FILTER=${FS_CONF_FILTER:-}
 MAXNP=${FS_CONF_MAXNP:-4}
 TCAP=${FS_CONF_TIMEOUT:-30}
-MEMGB=${FS_CONF_MEM_GB:-18}
+TCAP_DECLARED=${FS_CONF_TIMEOUT_DECLARED:-90}
+MEMGB=${FS_CONF_MEM_GB:-9}
 REPEAT=${FS_CONF_REPEAT:-1}
 RESULTS=${FS_CONF_RESULTS:-$root/results.tsv}
 LOGS="$root/logs"
@@ -89,13 +99,13 @@ list_tests() {
             line=${line%%#*}
             read -r -a w <<< "$line"
             [ ${#w[@]} -gt 0 ] || continue
-            prog=${w[0]} np=${w[1]:-2} tl=180 rt=default args="" mem=0 skip=""
+            prog=${w[0]} np=${w[1]:-2} tl=180 cap=$TCAP rt=default args="" mem=0 skip=""
             [ -d "$root/obj/$d/$prog" ] && continue    # subdirectory lists: none here
             for kv in "${w[@]:2}"; do
                 key=${kv%%=*} val=${kv#*=}
                 case $key in
                 arg) args+="${args:+ }$val" ;;
-                timeLimit) tl=$val ;;
+                timeLimit) tl=$val cap=$TCAP_DECLARED ;;
                 resultTest) rt=$val ;;
                 strict) [[ ${val,,} == false ]] && skip="non-strict test" ;;
                 mem) mem=$val ;;
@@ -106,7 +116,7 @@ list_tests() {
             done
             [ "$np" -gt "$MAXNP" ] && np=$MAXNP
             awk "BEGIN{exit !($mem > $MEMGB)}" && skip="needs ${mem} GB"
-            [ "$tl" -gt "$TCAP" ] && tl=$TCAP
+            [ "$tl" -gt "$cap" ] && tl=$cap
             if [ -n "$FILTER" ] && ! [[ $d/$prog =~ $FILTER ]]; then continue; fi
             printf '%s|%s|%s|%s|%s|%s|%s\n' "$d" "$prog" "$np" "$tl" "$rt" "$skip" "$args"
         done < "$f"

@@ -37,6 +37,12 @@ messages of fenced senders accepted@    if (fs_bm_test(a->failed, in.h.from) || 
 EOF
 )
 
+# what does not change between mutants is compiled once
+CCM="${CC:-gcc} -O1 -g -std=gnu11 -w -Isrc -Itests"
+for f in tests/failure/test_agree_sim.c tests/failure/test_agree.c src/failure/agree_wire.c; do
+    $CCM -c -o "$WORK/$(basename "$f" .c).o" "$f" < /dev/null || die "cannot compile $f"
+done
+
 survived=0 n=0
 while IFS='@' read -r name from to; do
     [ -n "$name" ] || continue
@@ -57,10 +63,11 @@ PY
         continue
     fi
     built=1
+    $CCM -c -o "$WORK/agree_$n.o" "$src" < /dev/null 2> "$WORK/build_$n.log" || built=0
     for t in test_agree_sim test_agree; do
-        ${CC:-gcc} -O1 -g -std=gnu11 -w -Isrc -Itests -o "$bin.$t" tests/failure/$t.c \
-            "$src" src/failure/agree_wire.c -lcriterion < /dev/null 2> "$WORK/build_$n.log" ||
-            built=0
+        [ $built = 1 ] || break
+        $CCM -o "$bin.$t" "$WORK/$t.o" "$WORK/agree_$n.o" "$WORK/agree_wire.o" -lcriterion \
+            < /dev/null 2>> "$WORK/build_$n.log" || built=0
     done
     if [ $built = 0 ]; then
         echo "FAIL mutant $n ($name): does not build"; cat "$WORK/build_$n.log"

@@ -17,7 +17,7 @@
  * FS_TEST_NPS: 4
  * FS_TEST_RUN_OPTS: --kill 1@1.5:STOP --fence-stopped 4000
  * FS_TEST_FAULT: 1
- * FS_TEST_REPEAT_MAX: 3
+ * FS_TEST_REPEAT_MAX: 2
  */
 #include "faulttest.h"
 

@@ -7,7 +7,7 @@
  * FS_TEST_OPTS: --mca pml_failstop_inject 2:at=comm:STOP
  * FS_TEST_RUN_OPTS: --fence-stopped 4000
  * FS_TEST_FAULT: 1
- * FS_TEST_REPEAT_MAX: 5
+ * FS_TEST_REPEAT_MAX: 3
  */
 #include "lifetest.h"
 
