@@ -291,6 +291,10 @@ static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
     }
     if (rc == OMPI_SUCCESS) {
         rc = fs_ompi_hb_arm();    /* once: later calls do nothing */
+        /* an endpoint that could not be created above (a peer dead in
+         * wire-up) was given cause_wait_ms to learn its peer's fate, before
+         * the detector could say how long it needs */
+        fs_engine_refresh_fates(fs_ompi.engine);
     }
     if (rc == OMPI_SUCCESS) {
         fs_ompi_wire_up(procs, nprocs);

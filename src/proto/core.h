@@ -164,6 +164,10 @@ void        fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t c
 /* The failure detector found the process of ep failed (a suspicion is
  * final).  Ignored for a peer that announced its departure. */
 void        fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep);
+/* The host's failure detector can now say by when it decides (it just
+ * started): links that broke before, waiting for their peer's fate, wait
+ * until then if that is later than what they were given. */
+void        fs_engine_refresh_fates(fs_engine_t *engine);
 
 /* ---- endpoints ---- */
 fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,

@@ -135,6 +135,34 @@ void fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row
     ++engine->suspects;
 }
 
+void fs_engine_refresh_fates(fs_engine_t *engine)
+{
+    fs_list_t *e, *r;
+
+    if (engine->host->fate_deadline == NULL) {
+        return;
+    }
+    for (e = engine->eps.next; e != &engine->eps; e = e->next) {
+        fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
+        double verdict;
+
+        if ((ep->state != FS_EP_SUSPECTED) && (ep->inflight.next == &ep->inflight)) {
+            continue;
+        }
+        verdict = engine->host->fate_deadline(engine->host_arg, ep);
+        if ((ep->state == FS_EP_SUSPECTED) && (verdict > ep->fate_deadline)) {
+            ep->fate_deadline = verdict;
+        }
+        for (r = ep->inflight.next; r != &ep->inflight; r = r->next) {
+            fs_req_t *req = fs_container_of(r, fs_req_t, ep_elem);
+
+            if ((req->flags & FS_REQ_F_PARKED) && (verdict > req->deadline)) {
+                req->deadline = verdict;
+            }
+        }
+    }
+}
+
 void fs_peer_suspects_expire(fs_engine_t *engine)
 {
     double now = fs_time_now();
