@@ -322,7 +322,9 @@ void fs_agreement_comm_destroy(fs_comm_t *comm)
     while ((e = fs_list_pop_head(&comm->agree_ops)) != NULL) {
         fs_agreement_t *op = fs_container_of(e, fs_agreement_t, elem);
 
-        op->status = FS_ERR_CANCELED;
+        /* freed with an agreement running: an error, never a result (a
+         * cancel would read as success to the host) */
+        op->status = FS_ERR_INVALID;
         __atomic_store_n(&op->done, 1, __ATOMIC_RELEASE);
         if (op->complete != NULL) {
             op->complete(op);
