@@ -130,7 +130,7 @@ $(BUILD)/tests/hosts/%: tests/hosts/%.c
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) -o $@ $<
 
-$(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h tests/mpi/lifetest.h tests/mpi/agreetest.h \
+$(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h tests/mpi/lifetest.h tests/mpi/agreetest.h tests/mpi/survtest.h \
     include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(PROG_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \

@@ -48,9 +48,25 @@ int MPIX_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed);
  * Thread-safe.  failed may be NULL. */
 int MPIX_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed);
 
-/* *active = 0 once a process of comm failed: every collective on comm then
- * ends with MPIX_ERR_RANK_FAIL_STOP (17.7, 17.8.2). */
+/* *active = 0 once a process of comm failed that the last validation did
+ * not recognize: every collective on comm then ends with
+ * MPIX_ERR_RANK_FAIL_STOP (17.7, 17.8.2) until the next validation. */
 int MPIX_Comm_collectives_enabled(MPI_Comm comm, int *active);
+
+/* Validation (17.7.4): *failed = the group of comm's failed processes the
+ * members agree on (ranks in comm's numbering), the same group at every
+ * caller or an error at every caller, also when members die during it; those
+ * failures are then recognized and comm's collectives are on again: they run
+ * over the alive processes, skip the recognized failed ones (their segments
+ * of gather-type receive buffers are left untouched; a recognized failed
+ * root gives MPI_ERR_RANK) until a newer failure turns them off.
+ * Collective over comm's alive processes; no collective may overlap it.
+ * MPIX_ERR_REVOKED on a revoked comm (at every caller).  Intracommunicators
+ * (intercommunicators: MPI_ERR_UNSUPPORTED_OPERATION for now). */
+int MPIX_Comm_validate(MPI_Comm comm, MPI_Group *failed);
+
+/* The same, nonblocking: *failed is set when *request completes. */
+int MPIX_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request);
 
 /* ---- ULFM spellings of the same operations ------------------------------ */
 

@@ -290,6 +290,37 @@ int fs_mpix_error(MPI_Comm comm, int rc, const char *name);
 /* comm's engine communicator, or the MPI error that there is none. */
 int fs_mpix_comm(MPI_Comm comm, fs_comm_t **fcomm_p);
 
+/* nbop.c: a nonblocking recovery call -- an agreement behind a generalized
+ * request.  The caller embeds it first in its state and sets finish (makes
+ * the result from op, once, when the completion is reported; returns the
+ * call's MPI error) and destroy (frees the state). */
+typedef struct fs_ompi_nb {
+    fs_agreement_t  op;
+    ompi_request_t *req;
+    int             rc;
+    int             finished;
+    int             freed;
+    int           (*finish)(struct fs_ompi_nb *nb);
+    void          (*destroy)(struct fs_ompi_nb *nb);
+} fs_ompi_nb_t;
+
+/* Creates nb's request (*request); start the agreement with nb->op next. */
+int  fs_ompi_nb_begin(fs_ompi_nb_t *nb, MPI_Request *request);
+/* The agreement could not start: the request completes with rc. */
+void fs_ompi_nb_fail(fs_ompi_nb_t *nb, int rc);
+
+/* shrink.c: communicators of the survivors, with context ids private to
+ * failstop (agreed as the MAX of every member's fs_ompi_private_cid). */
+uint32_t fs_ompi_private_cid(void);
+int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, uint32_t cid,
+                           int visible, const char *what, ompi_communicator_t **newcomm_p);
+/* survivors.c: after a validation, parent's collectives run over the
+ * survivors (failed: the recognized members, cid: the agreed context id);
+ * fs_ompi_survivors_release at parent's del_comm. */
+int  fs_ompi_survivors_install(ompi_communicator_t *parent, const uint64_t *failed,
+                               uint32_t cid);
+void fs_ompi_survivors_release(ompi_communicator_t *parent);
+
 /* The engine lock; only taken under MPI_THREAD_MULTIPLE. */
 static inline void fs_ompi_lock(void)
 {

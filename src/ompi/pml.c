@@ -414,6 +414,7 @@ static int fs_ompi_del_comm(ompi_communicator_t *comm)
         fs_ompi_unlock();
     }
     if (fcomm != NULL) {
+        fs_ompi_survivors_release(comm);        /* its shadow, if validated */
         fs_ompi_lock();
         fs_comm_destroy(fcomm);
         fs_ompi_unlock();

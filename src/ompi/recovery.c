@@ -5,7 +5,6 @@
 #include "ompi/ompi_int.h"
 #include "failstop.h"
 
-#include "ompi/request/grequest.h"
 #include "opal/runtime/opal_progress.h"
 
 #include <stdlib.h>
@@ -54,95 +53,53 @@ FS_MPIX_API int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     return fs_mpix_error(comm, rc, "MPIX_Comm_agree");
 }
 
-/* ---- nonblocking: a generalized request completed by the agreement ---- */
+/* ---- nonblocking (nbop.c) ---- */
 
 typedef struct fs_iagree {
-    fs_agreement_t  op;
-    int            *flag;
-    ompi_request_t *req;
-    int             rc;
-    int             freed;      /* the request is gone: free at completion */
+    fs_ompi_nb_t nb;            /* first */
+    int         *flag;
 } fs_iagree_t;
 
-static void fs_iagree_done(fs_agreement_t *op)
+static int fs_iagree_finish(fs_ompi_nb_t *nb)
 {
-    fs_iagree_t *ia = op->host;
+    fs_iagree_t *ia = (fs_iagree_t *)nb;
 
-    ia->rc = fs_recovery_rc(op);
-    if (op->status == FS_OK) {
-        *ia->flag = (int)(uint32_t)op->v[0];
+    if (nb->op.status == FS_OK) {
+        *ia->flag = (int)(uint32_t)nb->op.v[0];
     }
-    if (ia->freed) {
-        free(ia);
-        return;
-    }
-    ompi_grequest_complete(ia->req);
+    return fs_recovery_rc(&nb->op);
 }
 
-static int fs_iagree_query(void *extra, MPI_Status *status)
+static void fs_iagree_destroy(fs_ompi_nb_t *nb)
 {
-    fs_iagree_t *ia = extra;
-
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG    = MPI_UNDEFINED;
-    status->MPI_ERROR  = ia->rc;
-    status->_cancelled = 0;
-    status->_ucount    = 0;
-    return ia->rc;
-}
-
-static int fs_iagree_free(void *extra)
-{
-    fs_iagree_t *ia = extra;
-    int done;
-
-    fs_ompi_lock();
-    done = __atomic_load_n(&ia->op.done, __ATOMIC_ACQUIRE);
-    ia->freed = !done;
-    fs_ompi_unlock();
-    if (done) {
-        free(ia);
-    }
-    return MPI_SUCCESS;
-}
-
-static int fs_iagree_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS;         /* an agreement cannot be cancelled */
+    free(nb);
 }
 
 FS_MPIX_API int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 {
-    fs_iagree_t *ia;
+    fs_iagree_t *ia = NULL;
     fs_comm_t *fcomm;
     int rc = fs_mpix_comm(comm, &fcomm);
 
     if ((rc == MPI_SUCCESS) && ((flag == NULL) || (request == NULL))) {
         rc = MPI_ERR_ARG;
     }
+    if ((rc == MPI_SUCCESS) && ((ia = calloc(1, sizeof(*ia))) == NULL)) {
+        rc = MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS) {
+        ia->flag       = flag;
+        ia->nb.finish  = fs_iagree_finish;
+        ia->nb.destroy = fs_iagree_destroy;
+        rc = fs_ompi_nb_begin(&ia->nb, request);
+    }
     if (rc != MPI_SUCCESS) {
+        free(ia);
         return fs_mpix_error(comm, rc, "MPIX_Comm_iagree");
     }
-    ia = calloc(1, sizeof(*ia));
-    if (ia == NULL) {
-        return fs_mpix_error(comm, MPI_ERR_NO_MEM, "MPIX_Comm_iagree");
-    }
-    ia->flag        = flag;
-    ia->op.host     = ia;
-    ia->op.complete = fs_iagree_done;
-    rc = ompi_grequest_start(fs_iagree_query, fs_iagree_free, fs_iagree_cancel, ia,
-                             &ia->req);
-    if (rc != OMPI_SUCCESS) {
-        free(ia);
-        return fs_mpix_error(comm, MPI_ERR_NO_MEM, "MPIX_Comm_iagree");
-    }
-    *request = ia->req;
-    rc = fs_recovery_start(comm, *flag, &ia->op);
+    rc = fs_recovery_start(comm, *flag, &ia->nb.op);
     if (rc != MPI_SUCCESS) {
-        ia->rc = rc;
-        ompi_grequest_complete(ia->req);    /* the error comes at completion */
+        fs_ompi_nb_fail(&ia->nb, rc);       /* the error comes at completion */
     }
     return MPI_SUCCESS;
 }

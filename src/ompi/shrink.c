@@ -18,7 +18,6 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/group/group.h"
 #include "ompi/mca/coll/base/base.h"
-#include "ompi/request/grequest.h"
 #include "opal/runtime/opal_progress.h"
 
 #include <stdlib.h>
@@ -28,14 +27,10 @@
 static uint32_t fs_shrink_next_cid = FS_OMPI_PRIVATE_CID;
 
 typedef struct fs_shrink {
-    fs_agreement_t  op;
+    fs_ompi_nb_t    nb;         /* first; only nb.op for MPIX_Comm_shrink */
     uint64_t       *failed;
     MPI_Comm        parent;
     MPI_Comm       *newcomm;
-    ompi_request_t *req;        /* ishrink */
-    int             rc;
-    int             built;      /* ishrink: *newcomm made (query runs more than once) */
-    int             freed;
 } fs_shrink_t;
 
 static int fs_shrink_start(MPI_Comm comm, fs_shrink_t *sh)
@@ -55,28 +50,37 @@ static int fs_shrink_start(MPI_Comm comm, fs_shrink_t *sh)
     if (sh->failed == NULL) {
         return MPI_ERR_NO_MEM;
     }
-    sh->op.failed = sh->failed;
+    sh->nb.op.failed = sh->failed;
     sh->parent    = comm;
+    in.v[0] = fs_ompi_private_cid();
     fs_ompi_lock();
-    in.v[0] = fs_shrink_next_cid;
-    st = fs_comm_agree_start(fcomm, &in, &sh->op);
+    st = fs_comm_agree_start(fcomm, &in, &sh->nb.op);
     fs_ompi_unlock();
     return (st == FS_OK) ? MPI_SUCCESS : fs_ompi_error(st);
 }
 
-/* The survivors' communicator, from the decision; local. */
-static int fs_shrink_build(fs_shrink_t *sh)
+uint32_t fs_ompi_private_cid(void)
 {
-    ompi_communicator_t *parent = sh->parent, *newcomm = NULL;
-    int n = ompi_comm_size(parent), nlive = 0, r, rc;
     uint32_t cid;
+
+    fs_ompi_lock();
+    cid = fs_shrink_next_cid;
+    fs_ompi_unlock();
+    return cid;
+}
+
+/* The communicator of parent's members outside failed, in rank order, with
+ * the agreed context id cid; built locally (see the top).  A visible one is
+ * in Open MPI's table of communicators (MPI_Finalize frees it if the program
+ * does not); a shadow (survivors.c) is not: its parent frees it. */
+int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, uint32_t cid,
+                           int visible, const char *what, ompi_communicator_t **newcomm_p)
+{
+    ompi_communicator_t *newcomm = NULL;
+    int n = ompi_comm_size(parent), nlive = 0, r, rc;
     int *ranks;
     ompi_group_t *group;
 
-    if (sh->op.status != FS_OK) {
-        return fs_ompi_error(sh->op.status);
-    }
-    cid = (uint32_t)sh->op.v[0];
     fs_ompi_lock();
     if (cid + 1 > fs_shrink_next_cid) {
         fs_shrink_next_cid = cid + 1;
@@ -90,7 +94,7 @@ static int fs_shrink_build(fs_shrink_t *sh)
         return MPI_ERR_NO_MEM;
     }
     for (r = 0; r < n; r++) {
-        if (!((sh->failed[r / 64] >> (r % 64)) & 1)) {
+        if (!((failed[r / 64] >> (r % 64)) & 1)) {
             ranks[nlive++] = r;
         }
     }
@@ -106,8 +110,10 @@ static int fs_shrink_build(fs_shrink_t *sh)
         return MPI_ERR_NO_MEM;
     }
     newcomm->c_contextid = cid;
-    opal_pointer_array_set_item(&ompi_mpi_communicators, (int)cid, newcomm);
-    snprintf(newcomm->c_name, MPI_MAX_OBJECT_NAME, "MPIX_Comm_shrink of %d", parent->c_contextid);
+    if (visible) {
+        opal_pointer_array_set_item(&ompi_mpi_communicators, (int)cid, newcomm);
+    }
+    snprintf(newcomm->c_name, MPI_MAX_OBJECT_NAME, "%s of %d", what, parent->c_contextid);
     rc = MCA_PML_CALL(add_comm(newcomm));
     if (rc == OMPI_SUCCESS) {
         OMPI_COMM_SET_PML_ADDED(newcomm);
@@ -117,18 +123,27 @@ static int fs_shrink_build(fs_shrink_t *sh)
         OBJ_RELEASE(newcomm);
         return MPI_ERR_INTERN;
     }
-    *sh->newcomm = newcomm;
+    *newcomm_p = newcomm;
     return MPI_SUCCESS;
+}
+
+static int fs_shrink_build(fs_shrink_t *sh)
+{
+    if (sh->nb.op.status != FS_OK) {
+        return fs_ompi_error(sh->nb.op.status);
+    }
+    return fs_ompi_comm_survivors(sh->parent, sh->failed, (uint32_t)sh->nb.op.v[0], 1,
+                                  "MPIX_Comm_shrink", sh->newcomm);
 }
 
 FS_MPIX_API int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    fs_shrink_t sh = { .op = { .failed = NULL } };
+    fs_shrink_t sh = { .failed = NULL };
     int rc = (newcomm == NULL) ? MPI_ERR_ARG : fs_shrink_start(comm, &sh);
 
     sh.newcomm = newcomm;
     if (rc == MPI_SUCCESS) {
-        while (!__atomic_load_n(&sh.op.done, __ATOMIC_ACQUIRE)) {
+        while (!__atomic_load_n(&sh.nb.op.done, __ATOMIC_ACQUIRE)) {
             opal_progress();
         }
         rc = fs_shrink_build(&sh);
@@ -137,88 +152,47 @@ FS_MPIX_API int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
     return fs_mpix_error(comm, rc, "MPIX_Comm_shrink");
 }
 
-/* ---- nonblocking: the communicator is built when the request is waited
- * for (query), outside the progress call the agreement completes in ---- */
+/* ---- nonblocking (nbop.c): the communicator is built in the query ---- */
 
-static void fs_ishrink_done(fs_agreement_t *op)
+static int fs_ishrink_finish(fs_ompi_nb_t *nb)
 {
-    fs_shrink_t *sh = op->host;
-
-    if (sh->freed) {
-        free(sh->failed);
-        free(sh);
-        return;
-    }
-    ompi_grequest_complete(sh->req);
+    return fs_shrink_build((fs_shrink_t *)nb);
 }
 
-static int fs_ishrink_query(void *extra, MPI_Status *status)
+static void fs_ishrink_destroy(fs_ompi_nb_t *nb)
 {
-    fs_shrink_t *sh = extra;
+    fs_shrink_t *sh = (fs_shrink_t *)nb;
 
-    if (!sh->built) {
-        sh->built = 1;
-        sh->rc    = fs_shrink_build(sh);
-    }
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG    = MPI_UNDEFINED;
-    status->MPI_ERROR  = sh->rc;
-    status->_cancelled = 0;
-    status->_ucount    = 0;
-    return sh->rc;
-}
-
-static int fs_ishrink_free(void *extra)
-{
-    fs_shrink_t *sh = extra;
-    int done;
-
-    fs_ompi_lock();
-    done = __atomic_load_n(&sh->op.done, __ATOMIC_ACQUIRE);
-    sh->freed = !done;
-    fs_ompi_unlock();
-    if (done) {
-        free(sh->failed);
-        free(sh);
-    }
-    return MPI_SUCCESS;
-}
-
-static int fs_ishrink_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS;
+    free(sh->failed);
+    free(sh);
 }
 
 FS_MPIX_API int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    fs_shrink_t *sh;
+    fs_shrink_t *sh = NULL;
     fs_comm_t *fcomm;
     int rc = fs_mpix_comm(comm, &fcomm);
 
     if ((rc == MPI_SUCCESS) && ((newcomm == NULL) || (request == NULL))) {
         rc = MPI_ERR_ARG;
     }
-    if ((rc != MPI_SUCCESS) || ((sh = calloc(1, sizeof(*sh))) == NULL)) {
-        return fs_mpix_error(comm, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM,
-                             "MPIX_Comm_ishrink");
+    if ((rc == MPI_SUCCESS) && ((sh = calloc(1, sizeof(*sh))) == NULL)) {
+        rc = MPI_ERR_NO_MEM;
     }
-    sh->newcomm     = newcomm;
-    sh->op.host     = sh;
-    sh->op.complete = fs_ishrink_done;
-    *newcomm        = MPI_COMM_NULL;
-    if (ompi_grequest_start(fs_ishrink_query, fs_ishrink_free, fs_ishrink_cancel, sh,
-                            &sh->req) != OMPI_SUCCESS) {
+    if (rc == MPI_SUCCESS) {
+        sh->newcomm    = newcomm;
+        sh->nb.finish  = fs_ishrink_finish;
+        sh->nb.destroy = fs_ishrink_destroy;
+        rc = fs_ompi_nb_begin(&sh->nb, request);
+    }
+    if (rc != MPI_SUCCESS) {
         free(sh);
-        return fs_mpix_error(comm, MPI_ERR_NO_MEM, "MPIX_Comm_ishrink");
+        return fs_mpix_error(comm, rc, "MPIX_Comm_ishrink");
     }
-    *request = sh->req;
+    *newcomm = MPI_COMM_NULL;
     rc = fs_shrink_start(comm, sh);
     if (rc != MPI_SUCCESS) {
-        sh->built = 1;
-        sh->rc    = rc;
-        ompi_grequest_complete(sh->req);
+        fs_ompi_nb_fail(&sh->nb, rc);
     }
     return MPI_SUCCESS;
 }

@@ -161,6 +161,7 @@ void fs_comm_destroy(fs_comm_t *comm)
         fs_dp_cleanup(&comm->peers[r].poison);
     }
     fs_agreement_comm_destroy(comm);
+    free(comm->recognized);
     engine->comms[comm->cid] = NULL;
     fs_list_remove(&comm->elem);
     free(comm->peers);

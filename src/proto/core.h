@@ -203,6 +203,20 @@ void        fs_comm_reenable_any_source(fs_comm_t *comm);
 int         fs_comm_any_source_enabled(const fs_comm_t *comm);
 int         fs_comm_collectives_enabled(const fs_comm_t *comm);
 
+/* ---- validation (MPI-FT 17.7.4, src/proto/validate.c) ---- */
+/* The members in failed (bit r: rank r, fs_comm_agree_words words), decided
+ * by a validation every member completes alike, are recognized on comm:
+ * their failure no longer makes it collectively inactive.  Collectives are
+ * active again unless a member outside failed is known failed (a failure
+ * newer than the validation).  Intracommunicators only. */
+fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed);
+int         fs_comm_is_recognized(const fs_comm_t *comm, uint32_t rank);
+/* comm's collectives run on shadow, the host's communicator of its
+ * survivors (NULL: on comm itself); a revoke of comm revokes shadow too.
+ * host_ext is the host's, kept with comm for fs_comm_shadow_host. */
+void        fs_comm_set_shadow(fs_comm_t *comm, fs_comm_t *shadow, void *host_ext);
+void       *fs_comm_shadow_host(const fs_comm_t *comm);
+
 /* ---- agreement over a communicator's alive members (src/proto/agreement.c) ----
  * Uniform: every member that completes an instance gets the same result,
  * also when members (its coordinator included) die during it. */

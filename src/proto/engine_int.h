@@ -82,13 +82,18 @@ struct fs_comm {
     fs_ep_t        **local_eps;
     uint32_t         local_size;
     uint8_t          anysrc_disabled;   /* 17.6: until reenabled */
-    uint8_t          coll_inactive;     /* 17.7: for good (validate is later) */
+    uint8_t          coll_inactive;     /* 17.7: until the next validation */
     uint8_t          poisoned;          /* some bin has poisoned tags */
     uint64_t         acked_epoch;       /* failures acknowledged by reenable/ack */
     /* agreement.c: created at the first agreement or agreement message */
     fs_agree_t      *agree;
     uint64_t         fp;                /* fs_hdr_agree_t.fp of this group */
     fs_list_t        agree_ops;         /* fs_agreement_t running */
+    /* validate.c (17.7.4): failures recognized by the last validation (bit
+     * r: rank r; NULL: none), and where the host runs comm's collectives */
+    uint64_t        *recognized;
+    fs_comm_t       *shadow;
+    void            *shadow_host;
     /* revoke.c */
     uint8_t          revoked;
     uint32_t         revoke_nb[2];      /* the next live member each way, told */
@@ -229,6 +234,13 @@ uint64_t    fs_comm_fingerprint(const fs_comm_t *comm);
 
 /* revoke.c */
 void        fs_revoke_rx(fs_comm_t *comm);
+/* comm is revoked here only (a shadow of a revoked communicator). */
+void        fs_revoke_local(fs_comm_t *comm);
+
+/* peer.c: every collective on comm, pending or new, ends with the failure
+ * class (17.7); validate.c: whether ep's failure is recognized on comm. */
+void        fs_comm_fail_collectives(fs_comm_t *comm);
+int         fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep);
 /* The view changed: revoked communicators tell their new neighbours. */
 void        fs_revoke_view_changed(fs_comm_t *comm);
 /* A member of some communicator failed or left: agreements must learn it. */

@@ -366,7 +366,7 @@ static void fs_comm_fail_list(fs_comm_t *comm, fs_list_t *list, int tags_negativ
 
 /* The communicator becomes collectively inactive: every collective
  * operation on it, pending or new, ends with the failure class (17.7). */
-static void fs_comm_fail_collectives(fs_comm_t *comm)
+void fs_comm_fail_collectives(fs_comm_t *comm)
 {
     fs_engine_t *engine = comm->engine;
     fs_list_t *e, *next, *q;
@@ -444,7 +444,7 @@ static void fs_comm_peer_failed(fs_comm_t *comm, fs_ep_t *ep, fs_status_t status
         comm->anysrc_disabled = 1;
         fs_comm_fail_list(comm, &comm->mq.wild_posted, 0, FS_ERR_ANYSRC_DISABLED);
     }
-    if (!comm->coll_inactive) {
+    if (!comm->coll_inactive && !fs_comm_failure_recognized(comm, ep)) {
         fs_comm_fail_collectives(comm);
     }
 }

@@ -92,6 +92,14 @@ static void fs_revoke_fail_pending(fs_comm_t *comm)
     }
 }
 
+void fs_revoke_local(fs_comm_t *comm)
+{
+    if (!comm->revoked) {
+        comm->revoked = 1;
+        fs_revoke_fail_pending(comm);
+    }
+}
+
 static void fs_revoke_now(fs_comm_t *comm)
 {
     uint32_t dist;
@@ -102,6 +110,10 @@ static void fs_revoke_now(fs_comm_t *comm)
     comm->revoked = 1;
     FS_DEBUG("cid %u revoked", comm->cid);
     fs_revoke_fail_pending(comm);
+    if (comm->shadow != NULL) {
+        /* its members are comm's: they revoke it when comm's revoke reaches them */
+        fs_revoke_local(comm->shadow);
+    }
     for (dist = 1; dist < comm->size; dist <<= 1) {
         fs_revoke_tell(comm, fs_revoke_neighbour(comm, dist, +1));
         fs_revoke_tell(comm, fs_revoke_neighbour(comm, dist, -1));

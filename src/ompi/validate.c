@@ -1,0 +1,160 @@
+/* MPIX_Comm_validate / MPIX_Icomm_validate (MPI-FT 17.7.4): one agreement
+ * decides, uniformly, the failed set F, whether comm is revoked anywhere
+ * (OR: then every caller gets MPIX_ERR_REVOKED) and a private context id
+ * (MAX, as in shrink.c).  Every caller then recognizes F on comm (collectives
+ * on again, src/proto/validate.c) and, when F is not empty, runs comm's
+ * collectives over the survivors on a shadow communicator with that id
+ * (survivors.c).  With F empty nothing else changes: no member knew of a
+ * failure when it joined, so comm was active everywhere. */
+#include "ompi/ompi_int.h"
+#include "failstop.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/group/group.h"
+#include "opal/runtime/opal_progress.h"
+
+#include <stdlib.h>
+
+typedef struct fs_validate {
+    fs_ompi_nb_t nb;            /* first; only nb.op for MPIX_Comm_validate */
+    uint64_t    *failed;
+    MPI_Comm     comm;
+    MPI_Group   *group;
+} fs_validate_t;
+
+enum { FS_VAL_REVOKED, FS_VAL_CID, FS_VAL_NV };
+
+static int fs_validate_start(MPI_Comm comm, fs_validate_t *va)
+{
+    fs_agree_input_t in = { .nv = FS_VAL_NV };
+    fs_comm_t *fcomm;
+    fs_status_t st;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (OMPI_COMM_IS_INTER(comm)) {
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
+    va->failed = calloc(fs_comm_agree_words(fcomm), sizeof(uint64_t));
+    if (va->failed == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    va->comm                 = comm;
+    va->nb.op.failed         = va->failed;
+    in.op[FS_VAL_REVOKED]    = FS_AGREE_OR;
+    in.op[FS_VAL_CID]        = FS_AGREE_MAX;
+    in.v[FS_VAL_CID]         = fs_ompi_private_cid();
+    fs_ompi_lock();
+    in.v[FS_VAL_REVOKED] = (uint64_t)fs_comm_is_revoked(fcomm);
+    st = fs_comm_agree_start(fcomm, &in, &va->nb.op);
+    fs_ompi_unlock();
+    return (st == FS_OK) ? MPI_SUCCESS : fs_ompi_error(st);
+}
+
+static int fs_validate_any_failed(const fs_validate_t *va, int n)
+{
+    int r;
+
+    for (r = 0; r < n; ++r) {
+        if ((va->failed[r / 64] >> (r % 64)) & 1) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The decision taken: recognize F, move the collectives, make the group. */
+static int fs_validate_finish(fs_ompi_nb_t *nb)
+{
+    fs_validate_t *va = (fs_validate_t *)nb;
+    ompi_communicator_t *comm = va->comm;
+    int n = ompi_comm_size(comm), nf = 0, r, rc;
+    int *ranks;
+    fs_status_t st;
+
+    if (nb->op.status != FS_OK) {
+        return fs_ompi_error(nb->op.status);
+    }
+    if (nb->op.v[FS_VAL_REVOKED]) {
+        return fs_ompi_error(FS_ERR_REVOKED);
+    }
+    if (fs_validate_any_failed(va, n)) {
+        rc = fs_ompi_survivors_install(comm, va->failed, (uint32_t)nb->op.v[FS_VAL_CID]);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    fs_ompi_lock();
+    st = fs_comm_recognize(fs_ompi_comm(comm), va->failed);
+    fs_ompi_unlock();
+    if (st != FS_OK) {
+        return fs_ompi_error(st);
+    }
+    ranks = malloc((size_t)n * sizeof(*ranks));
+    if (ranks == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    for (r = 0; r < n; ++r) {
+        if ((va->failed[r / 64] >> (r % 64)) & 1) {
+            ranks[nf++] = r;
+        }
+    }
+    rc = ompi_group_incl(comm->c_local_group, nf, ranks, (ompi_group_t **)va->group);
+    free(ranks);
+    return (rc == OMPI_SUCCESS) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+FS_MPIX_API int MPIX_Comm_validate(MPI_Comm comm, MPI_Group *failed)
+{
+    fs_validate_t va = { .failed = NULL, .group = failed };
+    int rc = (failed == NULL) ? MPI_ERR_ARG : fs_validate_start(comm, &va);
+
+    if (rc == MPI_SUCCESS) {
+        while (!__atomic_load_n(&va.nb.op.done, __ATOMIC_ACQUIRE)) {
+            opal_progress();
+        }
+        rc = fs_validate_finish(&va.nb);
+    }
+    free(va.failed);
+    return fs_mpix_error(comm, rc, "MPIX_Comm_validate");
+}
+
+static void fs_ivalidate_destroy(fs_ompi_nb_t *nb)
+{
+    fs_validate_t *va = (fs_validate_t *)nb;
+
+    free(va->failed);
+    free(va);
+}
+
+FS_MPIX_API int MPIX_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request)
+{
+    fs_validate_t *va = NULL;
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && ((failed == NULL) || (request == NULL))) {
+        rc = MPI_ERR_ARG;
+    }
+    if ((rc == MPI_SUCCESS) && ((va = calloc(1, sizeof(*va))) == NULL)) {
+        rc = MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS) {
+        va->group      = failed;
+        va->nb.finish  = fs_validate_finish;
+        va->nb.destroy = fs_ivalidate_destroy;
+        rc = fs_ompi_nb_begin(&va->nb, request);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(va);
+        return fs_mpix_error(comm, rc, "MPIX_Icomm_validate");
+    }
+    *failed = MPI_GROUP_NULL;
+    rc = fs_validate_start(comm, va);
+    if (rc != MPI_SUCCESS) {
+        fs_ompi_nb_fail(&va->nb, rc);
+    }
+    return MPI_SUCCESS;
+}

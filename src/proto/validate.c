@@ -1,0 +1,81 @@
+/* Validation (MPI-FT 17.7.4), the engine's side: the failures a validation
+ * decided are recognized on the communicator, which is collectively active
+ * again; its collectives then run, in the host, over a communicator of the
+ * survivors (the shadow), which this side keeps in step with comm's revoke.
+ * The decision itself is an agreement (agreement.c). */
+#include "proto/engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int fs_bit(const uint64_t *bits, uint32_t r)
+{
+    return (int)((bits[r / 64] >> (r % 64)) & 1);
+}
+
+int fs_comm_is_recognized(const fs_comm_t *comm, uint32_t rank)
+{
+    return (comm->recognized != NULL) && (rank < comm->size) &&
+           fs_bit(comm->recognized, rank);
+}
+
+/* Every rank ep holds on comm is recognized (an ep may hold none). */
+int fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep)
+{
+    uint32_t r;
+    int held = 0;
+
+    if (comm->recognized == NULL) {
+        return 0;
+    }
+    for (r = 0; r < comm->size; ++r) {
+        if (comm->peers[r].ep == ep) {
+            if (!fs_bit(comm->recognized, r)) {
+                return 0;
+            }
+            held = 1;
+        }
+    }
+    return held;
+}
+
+fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed)
+{
+    size_t words = fs_comm_agree_words(comm);
+    uint64_t *bits;
+    uint32_t r;
+
+    if (comm->local_eps != NULL) {
+        return FS_ERR_UNSUPPORTED;
+    }
+    bits = malloc(words * sizeof(*bits));
+    if (bits == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    memcpy(bits, failed, words * sizeof(*bits));
+    free(comm->recognized);
+    comm->recognized    = bits;
+    comm->coll_inactive = 0;
+    for (r = 0; r < comm->size; ++r) {
+        if (fs_ep_is_failed(comm->peers[r].ep) && !fs_bit(bits, r)) {
+            FS_DEBUG("cid %u: rank %u failed after the validation decided", comm->cid, r);
+            fs_comm_fail_collectives(comm);
+            break;
+        }
+    }
+    return FS_OK;
+}
+
+void fs_comm_set_shadow(fs_comm_t *comm, fs_comm_t *shadow, void *host_ext)
+{
+    comm->shadow      = shadow;
+    comm->shadow_host = host_ext;
+    if ((shadow != NULL) && comm->revoked) {
+        fs_revoke_local(shadow);
+    }
+}
+
+void *fs_comm_shadow_host(const fs_comm_t *comm)
+{
+    return comm->shadow_host;
+}
