@@ -50,15 +50,18 @@ OMPI_LIBS   := -L$(OMPI_LIBDIR) -Wl,-rpath,$(OMPI_LIBDIR) -lmpi -lopen-rte -lope
 # ---- sources: the core never sees Open MPI headers -------------------------
 CORE_SRC := $(wildcard src/common/*.c src/queues/*.c src/endpoint/*.c \
                        src/failure/*.c src/proto/*.c src/transport/*.c)
-OMPI_SRC := $(filter-out src/ompi/component_shim.c,$(wildcard src/ompi/*.c))
+OMPI_SRC := $(filter-out src/ompi/component_shim.c src/ompi/coll_shim.c,$(wildcard src/ompi/*.c))
 SHIM_SRC := src/ompi/component_shim.c
+CSHIM_SRC := src/ompi/coll_shim.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 OMPI_OBJ := $(OMPI_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+CSHIM_OBJ := $(CSHIM_SRC:%.c=$(BUILD)/obj/%.o)
 
 CORE_LIB := $(BUILD)/lib/libfailstop_core.a
 SO_LIB   := $(BUILD)/lib/libfailstop.so
 COMP_SO  := $(BUILD)/lib/openmpi/mca_pml_failstop.so
+COLL_SO  := $(BUILD)/lib/openmpi/mca_coll_failstop.so
 RUNNER   := $(BUILD)/bin/failstop-run
 RANKWRAP := $(BUILD)/libexec/failstop/failstop-rank
 PC_FILE  := $(BUILD)/lib/pkgconfig/failstop.pc
@@ -75,7 +78,7 @@ HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 .PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree clean
 .DEFAULT_GOAL := all
 
-all: $(SO_LIB) $(COMP_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
+all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
      $(MPI_TBIN) $(BENCH_BIN) $(DEMO_BIN) $(HOST_TOOLS)
 
 # Installs build and test dependencies with apt when run as root and something
@@ -105,6 +108,11 @@ $(SO_LIB): $(CORE_OBJ) $(OMPI_OBJ)
 $(COMP_SO): $(SHIM_OBJ) $(SO_LIB)
 	@mkdir -p $(@D)
 	$(CC) -shared $(SANITIZE) -Wl,--no-undefined -o $@ $(SHIM_OBJ) \
+	    -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/..' -lfailstop $(OMPI_LIBS)
+
+$(COLL_SO): $(CSHIM_OBJ) $(SO_LIB)
+	@mkdir -p $(@D)
+	$(CC) -shared $(SANITIZE) -Wl,--no-undefined -o $@ $(CSHIM_OBJ) \
 	    -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/..' -lfailstop $(OMPI_LIBS)
 
 $(RUNNER): src/tools/failstop-run
@@ -261,6 +269,7 @@ install: all
 	install -m 0644 include/failstop.h $(PREFIX)/include/failstop.h
 	install -m 0755 $(SO_LIB) $(PREFIX)/lib/libfailstop.so
 	install -m 0755 $(COMP_SO) $(PREFIX)/lib/openmpi/mca_pml_failstop.so
+	install -m 0755 $(COLL_SO) $(PREFIX)/lib/openmpi/mca_coll_failstop.so
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' src/tools/failstop.pc.in \
 	    > $(PREFIX)/lib/pkgconfig/failstop.pc
 
@@ -269,4 +278,4 @@ clean:
 
 	rm -rf build build-asan build-tsan
 
--include $(CORE_OBJ:.o=.d) $(OMPI_OBJ:.o=.d) $(SHIM_OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(CORE_OBJ:.o=.d) $(OMPI_OBJ:.o=.d) $(SHIM_OBJ:.o=.d) $(CSHIM_OBJ:.o=.d) $(UNIT_BIN:=.d)

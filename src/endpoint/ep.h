@@ -61,6 +61,9 @@ typedef struct fs_ep {
     /* sends completed early (revoked) that the transport still holds until
      * the receiver gives them back (src/proto/revoke.c) */
     uint32_t               abandoned;
+    /* a validation here recognized its failure (src/proto/validate.c): a
+     * communicator created later holds it as a recognized failure */
+    uint8_t                recognized;
 } fs_ep_t;
 
 const char *fs_ep_state_name(fs_ep_state_t state);

@@ -98,6 +98,10 @@ extern fs_ompi_t fs_ompi;
  * symbols libfailstop.so exports besides the MPIX_ API */
 FS_EXPORT int mca_pml_failstop_register(const mca_base_component_t *component);
 FS_EXPORT int mca_pml_failstop_open(void);
+/* coll.c, for coll_shim.c */
+FS_EXPORT int mca_coll_failstop_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+FS_EXPORT struct mca_coll_base_module_2_3_0_t *
+mca_coll_failstop_comm_query(struct ompi_communicator_t *comm, int *priority);
 FS_EXPORT int mca_pml_failstop_close(void);
 FS_EXPORT mca_pml_base_module_t *mca_pml_failstop_init(int *priority,
                                                        bool progress_threads,
@@ -312,6 +316,9 @@ void fs_ompi_nb_fail(fs_ompi_nb_t *nb, int rc);
 /* shrink.c: communicators of the survivors, with context ids private to
  * failstop (agreed as the MAX of every member's fs_ompi_private_cid). */
 uint32_t fs_ompi_private_cid(void);
+/* The shadow's context id of a communicator created with recognized
+ * failures (coll.c): derived from its own, never an agreed one. */
+uint32_t fs_ompi_derived_cid(uint32_t cid);
 int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, uint32_t cid,
                            int visible, const char *what, ompi_communicator_t **newcomm_p);
 /* survivors.c: after a validation, parent's collectives run over the

@@ -24,7 +24,13 @@
 
 #define FS_OMPI_PRIVATE_CID 65536u
 
-static uint32_t fs_shrink_next_cid = FS_OMPI_PRIVATE_CID;
+/* agreed ids are odd; even ones are derived (coll.c) */
+static uint32_t fs_shrink_next_cid = FS_OMPI_PRIVATE_CID + 1;
+
+uint32_t fs_ompi_derived_cid(uint32_t cid)
+{
+    return FS_OMPI_PRIVATE_CID + 2 * cid;
+}
 
 typedef struct fs_shrink {
     fs_ompi_nb_t    nb;         /* first; only nb.op for MPIX_Comm_shrink */
@@ -82,8 +88,8 @@ int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, 
     ompi_group_t *group;
 
     fs_ompi_lock();
-    if (cid + 1 > fs_shrink_next_cid) {
-        fs_shrink_next_cid = cid + 1;
+    if (((cid & 1) != 0) && (cid + 2 > fs_shrink_next_cid)) {
+        fs_shrink_next_cid = cid + 2;
     }
     fs_ompi_unlock();
     if ((cid > INT32_MAX) || (opal_pointer_array_get_item(&ompi_mpi_communicators, (int)cid) != NULL)) {

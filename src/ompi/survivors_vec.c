@@ -170,12 +170,35 @@ static int fs_sv_allgatherv_any(const void *sbuf, int scount, ompi_datatype_t *s
                          req);
 }
 
+/* The one exception to "segments of failed processes stay untouched": a
+ * blocking allgather of MPI_INT gets MPI_UNDEFINED there.  Open MPI builds
+ * MPI_Comm_split on exactly that call (colour and key of every process),
+ * and a recognized failed process must supply the colour MPI_UNDEFINED
+ * (17.8.2) so that split yields a communicator of the alive processes. */
+static void fs_sv_undefined_segments(const fs_sv_t *sv, int *rbuf, int rcount, int n)
+{
+    int r, j;
+
+    for (r = 0; r < n; ++r) {
+        if (sv->shadow_of[r] < 0) {
+            for (j = 0; j < rcount; ++j) {
+                rbuf[(size_t)r * (size_t)rcount + (size_t)j] = MPI_UNDEFINED;
+            }
+        }
+    }
+}
+
 static int fs_sv_allgather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf,
                            int rcount, ompi_datatype_t *rdt, ompi_communicator_t *comm,
                            mca_coll_base_module_t *m)
 {
+    int rc = fs_sv_allgatherv_any(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm, NULL);
+
     (void)m;
-    return fs_sv_allgatherv_any(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm, NULL);
+    if ((rc == MPI_SUCCESS) && (rdt == MPI_INT)) {
+        fs_sv_undefined_segments(fs_sv(comm), rbuf, rcount, ompi_comm_size(comm));
+    }
+    return rc;
 }
 
 static int fs_sv_iallgather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf,

@@ -46,6 +46,14 @@ static int fs_comm_has_failed_member(const fs_comm_t *comm)
     return 0;
 }
 
+static void fs_comm_free_alloc(fs_comm_t *comm)
+{
+    free(comm->recognized);
+    free(comm->peers);
+    free(comm->local_eps);
+    free(comm);
+}
+
 static fs_comm_t *fs_comm_alloc(uint32_t size, uint32_t local_size,
                                 fs_ep_t *const *local_eps)
 {
@@ -127,6 +135,11 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
     if (fs_comm_has_failed_member(comm)) {
         comm->coll_inactive   = 1;
         comm->anysrc_disabled = 1;
+        status = fs_comm_recognize_known(comm);
+        if (status != FS_OK) {
+            fs_comm_free_alloc(comm);
+            return status;
+        }
     }
     engine->comms[cid] = comm;
     fs_list_push_tail(&engine->comms_list, &comm->elem);
@@ -161,12 +174,9 @@ void fs_comm_destroy(fs_comm_t *comm)
         fs_dp_cleanup(&comm->peers[r].poison);
     }
     fs_agreement_comm_destroy(comm);
-    free(comm->recognized);
     engine->comms[comm->cid] = NULL;
     fs_list_remove(&comm->elem);
-    free(comm->peers);
-    free(comm->local_eps);
-    free(comm);
+    fs_comm_free_alloc(comm);
 }
 
 uint32_t fs_comm_size(const fs_comm_t *comm)

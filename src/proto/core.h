@@ -216,6 +216,8 @@ int         fs_comm_is_recognized(const fs_comm_t *comm, uint32_t rank);
  * host_ext is the host's, kept with comm for fs_comm_shadow_host. */
 void        fs_comm_set_shadow(fs_comm_t *comm, fs_comm_t *shadow, void *host_ext);
 void       *fs_comm_shadow_host(const fs_comm_t *comm);
+/* comm's recognized failed members (bit r: rank r), or NULL if none. */
+const uint64_t *fs_comm_recognized(const fs_comm_t *comm);
 
 /* ---- agreement over a communicator's alive members (src/proto/agreement.c) ----
  * Uniform: every member that completes an instance gets the same result,

@@ -241,6 +241,9 @@ void        fs_revoke_local(fs_comm_t *comm);
  * class (17.7); validate.c: whether ep's failure is recognized on comm. */
 void        fs_comm_fail_collectives(fs_comm_t *comm);
 int         fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep);
+/* A new communicator whose failed members are all recognized here holds
+ * them as recognized and is collectively active. */
+fs_status_t fs_comm_recognize_known(fs_comm_t *comm);
 /* The view changed: revoked communicators tell their new neighbours. */
 void        fs_revoke_view_changed(fs_comm_t *comm);
 /* A member of some communicator failed or left: agreements must learn it. */

@@ -57,6 +57,18 @@ fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed)
     comm->recognized    = bits;
     comm->coll_inactive = 0;
     for (r = 0; r < comm->size; ++r) {
+        fs_ep_t *ep = comm->peers[r].ep;
+        if (!fs_bit(bits, r)) {
+            continue;
+        }
+        ep->recognized = 1;
+        if (!fs_ep_is_failed(ep) && !ep->is_self) {
+            /* decided failed by the members that knew: failed here too, so
+             * that every member builds the same communicators from here */
+            fs_peer_fail(comm->engine, ep, NULL, NULL);
+        }
+    }
+    for (r = 0; r < comm->size; ++r) {
         if (fs_ep_is_failed(comm->peers[r].ep) && !fs_bit(bits, r)) {
             FS_DEBUG("cid %u: rank %u failed after the validation decided", comm->cid, r);
             fs_comm_fail_collectives(comm);
@@ -78,4 +90,43 @@ void fs_comm_set_shadow(fs_comm_t *comm, fs_comm_t *shadow, void *host_ext)
 void *fs_comm_shadow_host(const fs_comm_t *comm)
 {
     return comm->shadow_host;
+}
+
+const uint64_t *fs_comm_recognized(const fs_comm_t *comm)
+{
+    return comm->recognized;
+}
+
+/* A new communicator holds the failures recognized here as recognized
+ * (17.8.2): every member that created it validated the communicator it
+ * came from with the same decision (else the creation failed). */
+fs_status_t fs_comm_recognize_known(fs_comm_t *comm)
+{
+    size_t words = fs_comm_agree_words(comm);
+    uint32_t r;
+
+    for (r = 0; r < comm->size; ++r) {
+        fs_ep_t *ep = comm->peers[r].ep;
+        if (!fs_ep_is_failed(ep)) {
+            continue;
+        }
+        if (!ep->recognized || (comm->local_eps != NULL)) {
+            return FS_OK;                /* an unrecognized failure: inactive */
+        }
+    }
+    for (r = 0; r < comm->size; ++r) {
+        fs_ep_t *ep = comm->peers[r].ep;
+        if (!fs_ep_is_failed(ep)) {
+            continue;
+        }
+        if (comm->recognized == NULL) {
+            comm->recognized = calloc(words, sizeof(uint64_t));
+            if (comm->recognized == NULL) {
+                return FS_ERR_NO_MEMORY;
+            }
+        }
+        comm->recognized[r / 64] |= 1ull << (r % 64);
+    }
+    comm->coll_inactive = 0;
+    return FS_OK;
 }

@@ -7,7 +7,7 @@
 #ifndef SURVTEST_H
 #define SURVTEST_H
 
-#include "faulttest.h"
+#include "agreetest.h"
 
 #define SV_MAX 64
 #define SV_POISON (-7)      /* what a failed process's segment must still hold */
@@ -40,6 +40,26 @@ static inline int sv_last_alive(const int *dead, int n)
     for (r = n - 1; r >= 0 && dead[r]; r--)
         ;
     return r;
+}
+
+/* A barrier on comm that process v survives until each survivor (dead[]:
+ * comm's recognized failed ranks) has left it, then v dies: a survivor
+ * still inside when v's death is known would get the failure from it. */
+static inline void sv_barrier_then_die(MPI_Comm comm, int v, const int *dead)
+{
+    int n, me, r, x = 0;
+
+    MT_CHECK(MPI_Comm_size(comm, &n));
+    MT_CHECK(MPI_Comm_rank(comm, &me));
+    MT_CHECK(MPI_Barrier(comm));
+    if (me == v) {
+        for (r = 0; r < n; r++)
+            if (r != v && !dead[r])
+                MT_CHECK(MPI_Recv(&x, 1, MPI_INT, r, FT_TAG_LEFT_BARRIER, comm,
+                                  MPI_STATUS_IGNORE));
+        ft_die();
+    }
+    MT_CHECK(MPI_Send(&x, 1, MPI_INT, v, FT_TAG_LEFT_BARRIER, comm));
 }
 
 /* The recognized failed set as a failed group names it (comm's ranks). */
@@ -139,7 +159,9 @@ static inline void sv_check_gathers(mt_loc at, MPI_Comm comm, const int *dead, i
             for (r = 0; r < n; r++) {
                 int c = v ? cnt[r] : 2, d = v ? dsp[r] : 2 * r;
                 for (j = 0; j < c; j++) {
-                    int want = dead[r] ? SV_POISON : r * 100 + j;
+                    /* blocking allgather of MPI_INT: MPI_UNDEFINED (for split) */
+                    int want = !dead[r] ? r * 100 + j
+                             : (all && !v && !nb) ? MPI_UNDEFINED : SV_POISON;
                     mt_expect(at, rb[d + j] == want, "%s: [%d] from %d is %d, want %d%s",
                               what, d + j, r, rb[d + j], want,
                               dead[r] ? " (a failed process's segment, untouched)" : "");
@@ -273,14 +295,16 @@ static inline void sv_check_all(mt_loc at, MPI_Comm comm, const int *dead)
     ft_watchdog_disarm();
 }
 
-/* MPIX_Comm_validate under the watchdog; dead[] from its group, which must
- * be want[] (comm's ranks, -1 ends) and the same at every survivor. */
-static inline void sv_validate(mt_loc at, MPI_Comm comm, int nonblocking, const int *want,
-                               int *dead)
+/* MPIX_Comm_validate (nonblocking: MPIX_Icomm_validate) under the
+ * watchdog; dead[] from its failed group; returns the group as a bit mask
+ * (bit r%31: rank r), checked to be the same at every survivor with two
+ * agreements (they work whatever the communicator's state): AND of the
+ * masks and AND of their complements. */
+static inline int sv_validate_mask(mt_loc at, MPI_Comm comm, int nonblocking, int *dead)
 {
     MPI_Group g;
     MPI_Request rq;
-    int n, r, mask = 0, lo, hi, wmask = 0;
+    int n, r, mask = 0, lo, hi;
 
     MT_CHECK(MPI_Comm_size(comm, &n));
     ft_watchdog_arm(at, nonblocking ? "MPIX_Icomm_validate" : "MPIX_Comm_validate");
@@ -295,14 +319,24 @@ static inline void sv_validate(mt_loc at, MPI_Comm comm, int nonblocking, const 
     MT_CHECK(MPI_Group_free(&g));
     for (r = 0; r < n; r++)
         mask |= dead[r] << (r % 31);
+    lo = mask;
+    hi = ~mask;
+    at_agree(at, comm, &lo);
+    at_agree(at, comm, &hi);
+    mt_expect(at, lo == mask && hi == ~mask, "validate not uniform: %#x here, AND %#x OR %#x",
+              mask, lo, ~hi);
+    return mask;
+}
+
+/* The same, and the failed group must be want[] (comm's ranks, -1 ends). */
+static inline void sv_validate(mt_loc at, MPI_Comm comm, int nonblocking, const int *want,
+                               int *dead)
+{
+    int r, mask = sv_validate_mask(at, comm, nonblocking, dead), wmask = 0;
+
     for (r = 0; want[r] >= 0; r++)
         wmask |= 1 << (want[r] % 31);
     mt_expect(at, mask == wmask, "validate gave failed set %#x, want %#x", mask, wmask);
-    /* the same at every survivor (a collective over them: it must work now) */
-    MT_CHECK(MPI_Allreduce(&mask, &lo, 1, MPI_INT, MPI_MIN, comm));
-    MT_CHECK(MPI_Allreduce(&mask, &hi, 1, MPI_INT, MPI_MAX, comm));
-    mt_expect(at, lo == mask && hi == mask, "validate not uniform: %#x here, %#x..%#x",
-              mask, lo, hi);
 }
 
 #endif

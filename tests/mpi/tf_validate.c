@@ -12,23 +12,6 @@
  */
 #include "survtest.h"
 
-/* A barrier that process v survives until each survivor has left it (the
- * survivors, not v, are listed by dead[]), then v dies. */
-static void barrier_then_die(int v, const int *dead)
-{
-    int n = mt_size(), r, x = 0;
-
-    MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (mt_rank() == v) {
-        for (r = 0; r < n; r++)
-            if (r != v && !dead[r])
-                MT_CHECK(MPI_Recv(&x, 1, MPI_INT, r, FT_TAG_LEFT_BARRIER, MPI_COMM_WORLD,
-                                  MPI_STATUS_IGNORE));
-        ft_die();
-    }
-    MT_CHECK(MPI_Send(&x, 1, MPI_INT, v, FT_TAG_LEFT_BARRIER, MPI_COMM_WORLD));
-}
-
 /* v's death is known here: collectives on MPI_COMM_WORLD are off. */
 static void expect_inactive(int v)
 {
@@ -55,7 +38,7 @@ int main(int argc, char **argv)
     sv_validate(MT_HERE, MPI_COMM_WORLD, 0, none, dead);
     sv_check_all(MT_HERE, MPI_COMM_WORLD, dead);
 
-    barrier_then_die(1, dead);
+    sv_barrier_then_die(MPI_COMM_WORLD, 1, dead);
     expect_inactive(1);
     sv_validate(MT_HERE, MPI_COMM_WORLD, 0, one, dead);
     MT_CHECK(MPIX_Comm_collectives_enabled(MPI_COMM_WORLD, &active));
@@ -66,7 +49,7 @@ int main(int argc, char **argv)
     mt_expect_class(MT_HERE, MPI_Reduce(&x, &active, 1, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD),
                     MPI_ERR_RANK, "reduce rooted at a recognized failed process");
 
-    barrier_then_die(v2, dead);
+    sv_barrier_then_die(MPI_COMM_WORLD, v2, dead);
     expect_inactive(v2);
     sv_validate(MT_HERE, MPI_COMM_WORLD, 1, two, dead);
     sv_check_all(MT_HERE, MPI_COMM_WORLD, dead);
