@@ -31,6 +31,15 @@ int MPIX_Failstop_error_class(void);
 int MPIX_Failstop_revoked_class(void);
 #define MPIX_ERR_REVOKED        (MPIX_Failstop_revoked_class())
 
+/* The error class (and code) MPI_Wait/MPI_Test report for a nonblocking
+ * MPI_ANY_SOURCE receive while a failure keeps MPI_ANY_SOURCE disabled, with
+ * pml_failstop_anysource_pending=1 (ULFM's rule): the receive stays pending;
+ * after MPIX_Comm_failure_ack a wait on it waits for its message.  With the
+ * default (the chapter's rule) such a receive completes with
+ * MPIX_ERR_PROC_FAILED instead.  Without failstop the value is -3. */
+int MPIX_Failstop_pending_class(void);
+#define MPIX_ERR_PROC_FAILED_PENDING (MPIX_Failstop_pending_class())
+
 /* ---- MPI-FT draft chapter 17 (run-through stabilization) ---------------- */
 
 /* The group of processes of comm's (local) group known to have failed, at

@@ -101,6 +101,16 @@ const fs_param_desc_t fs_param_table[] = {
     {"agree_star_max", FS_PARAM_INT, "8",
      "Agreements (MPIX_Comm_agree, and what is built on it) on communicators of up to this many processes run over a star (4 message delays whatever the size, the coordinator sends to every member); larger ones over a binomial tree (4 log2 n delays, at most log2 n messages sent by any member per wave). 0: always the tree",
      FS_PARAM_FIELD(agree_star_max)},
+    {"anysource_pending", FS_PARAM_BOOL, "0",
+     "What a pending nonblocking MPI_ANY_SOURCE receive gets when a failure "
+     "disables MPI_ANY_SOURCE on its communicator. 0: the chapter's rule (MPI-FT "
+     "17.6), it completes with MPI_ERR_RANK_FAIL_STOP. 1: ULFM's rule, "
+     "MPI_Wait/MPI_Test report MPIX_ERR_PROC_FAILED_PENDING and the receive "
+     "stays pending: once MPIX_Comm_failure_ack (or "
+     "MPIX_Comm_reenable_any_source) re-enables MPI_ANY_SOURCE, waiting on it "
+     "again waits for its message. Blocking receives and probes get the "
+     "failure class either way",
+     FS_PARAM_FIELD(anysource_pending)},
 };
 
 const size_t fs_param_count = sizeof(fs_param_table) / sizeof(fs_param_table[0]);

@@ -29,6 +29,7 @@ typedef struct fs_params {
     int     hb_timeout_remote_ms;
     char   *hb_if;
     int     agree_star_max;
+    int     anysource_pending;
 } fs_params_t;
 
 typedef struct fs_param_desc {

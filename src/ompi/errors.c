@@ -41,7 +41,8 @@ int fs_ompi_errors_register(void)
 
     err->fail_stop_class = fs_ompi_class_add();
     err->revoked_class   = fs_ompi_class_add();
-    if ((err->fail_stop_class < 0) || (err->revoked_class < 0)) {
+    err->pending_class   = fs_ompi_class_add();
+    if ((err->fail_stop_class < 0) || (err->revoked_class < 0) || (err->pending_class < 0)) {
         return OMPI_ERROR;
     }
     err->peer_left = ompi_mpi_errcode_add(MPI_ERR_OTHER);
@@ -55,6 +56,12 @@ int fs_ompi_errors_register(void)
                             "MPIX_ERR_REVOKED: the communicator was revoked "
                             "(MPIX_Comm_revoke); only agreement, shrink, failure "
                             "acknowledgement and MPI_Comm_free work on it") != OMPI_SUCCESS) ||
+        (fs_ompi_add_string(err->pending_class,
+                            "MPIX_ERR_PROC_FAILED_PENDING: a process failed and "
+                            "MPI_ANY_SOURCE is disabled on the communicator; this "
+                            "wildcard receive is still pending: acknowledge the "
+                            "failure (MPIX_Comm_failure_ack) and wait for it again, "
+                            "or cancel it (pml_failstop_anysource_pending)") != OMPI_SUCCESS) ||
         (fs_ompi_add_string(err->peer_left,
                             "MPI_ERR_OTHER: the peer process has already called "
                             "MPI_Finalize (failstop)") != OMPI_SUCCESS)) {

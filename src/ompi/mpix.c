@@ -159,6 +159,11 @@ FS_MPIX_API int MPIX_Failstop_error_class(void)
     return fs_ompi.enabled ? fs_ompi.errors.fail_stop_class : -1;
 }
 
+FS_MPIX_API int MPIX_Failstop_pending_class(void)
+{
+    return fs_ompi.enabled ? fs_ompi.errors.pending_class : -3;
+}
+
 FS_MPIX_API int MPIX_Failstop_revoked_class(void)
 {
     return fs_ompi.enabled ? fs_ompi.errors.revoked_class : -2;

@@ -47,6 +47,8 @@ typedef struct fs_ompi_req {
     uint8_t                has_conv;      /* dt.conv is prepared */
     uint8_t                core_pending;  /* the core operation has not completed */
     uint8_t                retained;      /* holds a reference on the communicator */
+    uint8_t                pending_told;  /* completed as MPIX_ERR_PROC_FAILED_PENDING,
+                                             still posted (anysource_pending) */
     mca_pml_base_send_mode_t mode;
     /* arguments kept for persistent requests and buffered sends */
     void                  *user_buf;
@@ -66,6 +68,7 @@ typedef struct fs_ompi_errors {
      * programs written for ULFM compare the code with the class */
     int  fail_stop_class;
     int  revoked_class;       /* MPIX_ERR_REVOKED, also its code */
+    int  pending_class;       /* MPIX_ERR_PROC_FAILED_PENDING, also its code */
     int  peer_left;           /* class MPI_ERR_OTHER: peer finalized */
 } fs_ompi_errors_t;
 
@@ -212,6 +215,8 @@ void fs_ompi_status_fill(ompi_status_public_t *status, const fs_recv_t *rreq);
 /* Copies all but MPI_ERROR; status may be MPI_STATUS_IGNORE. */
 void fs_ompi_status_copy(ompi_status_public_t *status, const ompi_status_public_t *from);
 void fs_ompi_req_signal(ompi_request_t *req);
+/* host op recv_pending (pml_failstop_anysource_pending) */
+void fs_ompi_recv_pending(fs_recv_t *rreq, int pending);
 void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status);
 void fs_ompi_completed_req_init(void);
 void fs_ompi_completed_req_fini(void);

@@ -62,9 +62,14 @@ static void fs_ompi_recv_begin(fs_ompi_req_t *req, fs_msg_t *msg)
     fs_status_t st;
 
     req->core_pending = 1;
+    req->pending_told = 0;
     st = fs_ompi_recv_start(req, msg);
     if (st != FS_INPROGRESS) {
         fs_ompi_req_complete(req, st);
+    } else if (OPAL_UNLIKELY(req->core.recv.super.flags & FS_REQ_F_PENDING)) {
+        fs_ompi_lock();
+        fs_ompi_recv_pending(&req->core.recv, 1);   /* posted while disabled */
+        fs_ompi_unlock();
     }
 }
 
@@ -84,6 +89,9 @@ int mca_pml_failstop_irecv(void *buf, size_t count, ompi_datatype_t *datatype,
     }
     OBJ_RETAIN(comm);
     req->retained = 1;
+    if (OPAL_UNLIKELY(src == MPI_ANY_SOURCE) && fs_ompi.params.anysource_pending) {
+        req->core.recv.super.flags |= FS_REQ_F_HOLD_WILD;   /* ULFM's rule */
+    }
     fs_ompi_recv_begin(req, NULL);
     *request = &req->ompi;
     return OMPI_SUCCESS;

@@ -9,6 +9,9 @@
 
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 #include "opal/runtime/opal_progress.h"
+#include "ompi/errhandler/errhandler.h"
+
+#include <dlfcn.h>
 
 static int fs_ompi_req_free_cb(ompi_request_t **rptr);
 static int fs_ompi_req_cancel_cb(ompi_request_t *request, int complete);
@@ -172,11 +175,23 @@ void fs_ompi_status_copy(ompi_status_public_t *status, const ompi_status_public_
     status->_cancelled = from->_cancelled;
 }
 
+/* A receive reported MPIX_ERR_PROC_FAILED_PENDING is pending again: the next
+ * wait on it waits for its message. */
+static void fs_ompi_req_rearm(fs_ompi_req_t *req)
+{
+    req->pending_told               = 0;
+    req->ompi.req_status.MPI_ERROR  = MPI_SUCCESS;
+    req->ompi.req_complete          = REQUEST_PENDING;
+}
+
 /* The core operation ended (from a completion callback, or right after a
  * start that finished at once). */
 void fs_ompi_req_complete(fs_ompi_req_t *req, fs_status_t status)
 {
     req->core_pending = 0;
+    if (OPAL_UNLIKELY(req->pending_told)) {
+        fs_ompi_req_rearm(req);     /* it was completed as pending */
+    }
     if (req->kind == FS_OMPI_REQ_RECV) {
         fs_ompi_status_from_recv(&req->ompi.req_status, &req->core.recv);
     } else {
@@ -205,6 +220,26 @@ static void fs_ompi_send_complete(fs_send_t *sreq)
                          sreq->super.status);
 }
 
+void fs_ompi_recv_pending(fs_recv_t *rreq, int pending)
+{
+    fs_ompi_req_t *req = fs_container_of(rreq, fs_ompi_req_t, core.recv);
+
+    if (!pending) {
+        if (req->pending_told) {
+            fs_ompi_req_rearm(req);
+        }
+        return;
+    }
+    if (req->free_called || req->pending_told || !(rreq->super.flags & FS_REQ_F_PENDING) ||
+        (rreq->super.flags & FS_REQ_F_DONE)) {
+        return;         /* nobody waits on it, told already, or no longer pending */
+    }
+    req->pending_told = 1;
+    fs_ompi_status_fill(&req->ompi.req_status, rreq);
+    req->ompi.req_status.MPI_ERROR = fs_ompi.errors.pending_class;
+    fs_ompi_req_signal(&req->ompi);
+}
+
 static void fs_ompi_recv_complete(fs_recv_t *rreq)
 {
     if (rreq->super.host_flags & FS_OMPI_HOST_STACK) {
@@ -230,12 +265,32 @@ static void fs_ompi_req_idle(fs_req_t *core)
     }
 }
 
+/* Open MPI 4.1 frees every request a wait or test reports an error for
+ * (ompi_errhandler_request_invoke, right after the completion call), so a
+ * receive reported MPIX_ERR_PROC_FAILED_PENDING would lose its handle, which
+ * ULFM's rule keeps valid.  That one free is recognized by its caller and
+ * not done; a free by the program (MPI_Request_free) is. */
+static int fs_ompi_free_by_errhandler(const void *caller)
+{
+    Dl_info info;
+
+    return (dladdr(caller, &info) != 0) &&
+           (info.dli_saddr == (void *)ompi_errhandler_request_invoke);
+}
+
 static int fs_ompi_req_free_cb(ompi_request_t **rptr)
 {
     fs_ompi_req_t *req = (fs_ompi_req_t *)*rptr;
 
+    if (OPAL_UNLIKELY(req->pending_told) &&
+        fs_ompi_free_by_errhandler(__builtin_return_address(0))) {
+        return OMPI_SUCCESS;                /* the handle stays valid */
+    }
     *rptr = MPI_REQUEST_NULL;
     fs_ompi_lock();
+    if (OPAL_UNLIKELY(req->pending_told) && req->core_pending) {
+        fs_recv_cancel(&req->core.recv);    /* nobody will wait for it again */
+    }
     req->free_called = 1;
     if (fs_ompi_req_recyclable(req)) {
         fs_ompi_req_put(req);
@@ -379,6 +434,7 @@ const fs_host_ops_t fs_ompi_host_ops = {
     .dt            = {.pack = fs_ompi_dt_pack, .unpack = fs_ompi_dt_unpack},
     .send_complete = fs_ompi_send_complete,
     .recv_complete = fs_ompi_recv_complete,
+    .recv_pending  = fs_ompi_recv_pending,
     .req_idle      = fs_ompi_req_idle,
     .peer_failed   = fs_ompi_peer_failed,
     .abort         = fs_ompi_abort,

@@ -211,8 +211,18 @@ uint32_t fs_comm_failed_ranks(const fs_comm_t *comm, fs_comm_group_t which,
 
 void fs_comm_reenable_any_source(fs_comm_t *comm)
 {
+    fs_list_t *e, *next;
+
     comm->anysrc_disabled = 0;
     comm->acked_epoch     = comm->engine->fail_epoch;
+    for (e = comm->mq.wild_posted.next; e != &comm->mq.wild_posted; e = next) {
+        fs_recv_t *rreq = fs_container_of(e, fs_recv_t, mq.elem);
+        next = e->next;
+        if (rreq->super.flags & FS_REQ_F_PENDING) {
+            rreq->super.flags &= ~FS_REQ_F_PENDING;
+            comm->engine->host->recv_pending(rreq, 0);
+        }
+    }
 }
 
 int fs_comm_any_source_enabled(const fs_comm_t *comm)

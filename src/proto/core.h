@@ -37,6 +37,12 @@ typedef struct fs_msg    fs_msg_t;
                                     is done writing into its buffer */
 #define FS_REQ_F_ABANDONED 0x20u /* completed early (revoked), op in flight:
                                     counted in its ep's abandoned */
+/* ULFM's rule for a wildcard receive (pml_failstop_anysource_pending): set
+ * by the host before fs_recv_start, it stays posted while MPI_ANY_SOURCE is
+ * disabled; FS_REQ_F_PENDING while the host has been told so
+ * (recv_pending), set at once by fs_recv_start if it starts disabled. */
+#define FS_REQ_F_HOLD_WILD 0x40u
+#define FS_REQ_F_PENDING   0x80u
 
 typedef struct fs_req {
     fs_tl_op_t   op;         /* the transport operation, if any */
@@ -116,6 +122,10 @@ typedef struct fs_host_ops {
      * cannot say.  A link that broke without a known cause waits until then
      * (at least cause_wait_ms) for the peer's fate. */
     double (*fate_deadline)(void *host_arg, fs_ep_t *ep);
+    /* Optional (needed for FS_REQ_F_HOLD_WILD): a held wildcard receive is
+     * pending on a disabled MPI_ANY_SOURCE (pending 1), or no longer so
+     * after MPI_ANY_SOURCE was re-enabled (0); it stays posted either way. */
+    void (*recv_pending)(fs_recv_t *rreq, int pending);
 } fs_host_ops_t;
 
 typedef struct fs_engine_config {

@@ -364,6 +364,32 @@ static void fs_comm_fail_list(fs_comm_t *comm, fs_list_t *list, int tags_negativ
     }
 }
 
+/* MPI_ANY_SOURCE is disabled on comm (17.6): its wildcard receives end with
+ * the failure class, except the ones the host holds (ULFM's rule), which
+ * stay posted and are reported pending. */
+static void fs_comm_disable_wild(fs_comm_t *comm)
+{
+    const fs_host_ops_t *host = comm->engine->host;
+    fs_list_t *e, *next;
+
+    for (e = comm->mq.wild_posted.next; e != &comm->mq.wild_posted; e = next) {
+        fs_recv_t *rreq = fs_container_of(e, fs_recv_t, mq.elem);
+        next = e->next;
+        if (fs_mq_tag_is_coll(rreq->mq.tag)) {
+            continue;                   /* collectives follow their own rule */
+        }
+        if ((rreq->super.flags & FS_REQ_F_HOLD_WILD) && (host->recv_pending != NULL)) {
+            if (!(rreq->super.flags & FS_REQ_F_PENDING)) {
+                rreq->super.flags |= FS_REQ_F_PENDING;
+                host->recv_pending(rreq, 1);
+            }
+            continue;
+        }
+        fs_list_remove(&rreq->mq.elem);
+        fs_recv_finish(comm->engine, rreq, FS_ERR_ANYSRC_DISABLED);
+    }
+}
+
 /* The communicator becomes collectively inactive: every collective
  * operation on it, pending or new, ends with the failure class (17.7). */
 void fs_comm_fail_collectives(fs_comm_t *comm)
@@ -442,7 +468,7 @@ static void fs_comm_peer_failed(fs_comm_t *comm, fs_ep_t *ep, fs_status_t status
     }
     if (!comm->anysrc_disabled) {
         comm->anysrc_disabled = 1;
-        fs_comm_fail_list(comm, &comm->mq.wild_posted, 0, FS_ERR_ANYSRC_DISABLED);
+        fs_comm_disable_wild(comm);
     }
     if (!comm->coll_inactive && !fs_comm_failure_recognized(comm, ep)) {
         fs_comm_fail_collectives(comm);

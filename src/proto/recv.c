@@ -326,15 +326,22 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
     fs_comm_peer_t *peer = NULL;
     fs_mq_msg_t *found;
     fs_status_t status;
+    int held = 0;
 
-    rreq->super.flags = FS_REQ_F_RECV;
+    rreq->super.flags = FS_REQ_F_RECV | (rreq->super.flags & FS_REQ_F_HOLD_WILD);
     if (src != FS_ANY_SOURCE) {
         if (fs_unlikely((uint32_t)src >= comm->size)) {
             return FS_ERR_INVALID;
         }
         peer = &comm->peers[src];
     }
-    if ((status = fs_recv_precheck(comm, peer, rreq->mq.tag)) != FS_OK) {
+    status = fs_recv_precheck(comm, peer, rreq->mq.tag);
+    if (fs_unlikely(status == FS_ERR_ANYSRC_DISABLED) &&
+        (rreq->super.flags & FS_REQ_F_HOLD_WILD)) {
+        held   = 1;          /* it may match; if it waits, it is pending */
+        status = FS_OK;
+    }
+    if (status != FS_OK) {
         /* failure rules end it before matching */
     } else if ((found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL,
                                               rreq->mq.tag)) != NULL) {
@@ -347,6 +354,9 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
         status = FS_ERR_NO_MEMORY;      /* its message was lost (fs_chan_lose) */
     } else {
         fs_mq_post(&comm->mq, (peer != NULL) ? &peer->bin : NULL, &rreq->mq);
+        if (fs_unlikely(held)) {
+            rreq->super.flags |= FS_REQ_F_PENDING;
+        }
         return FS_INPROGRESS;
     }
     if (fs_unlikely(status == FS_ERR_PEER_FAILED)) {
