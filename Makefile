@@ -75,7 +75,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -253,9 +253,15 @@ bench-hosts: all
 	@bash bench/hosts.sh $(BUILD)
 
 # the detector at 1000, 10000 and 100000 simulated ranks (about 5 GB, 1 min)
-# agreement latency vs ranks (star, binomial, with a failed member) -> docs/perf/agree.md
+# agreement, validate and shrink latency vs ranks (star, binomial, with a
+# failed member) -> docs/perf/agree.md
 bench-agree: all
 	@bash bench/agree.sh $(BUILD)
+
+# failure-free OSU collectives, failstop at BASE (default 3bd95f3) vs now
+# -> docs/perf/coll_ab.md
+bench-coll-ab: all
+	@bash bench/osu_coll_ab.sh $(BUILD) $(BASE)
 
 bench-detector: all
 	@FS_DET_SCALE_N="1000 10000 100000" $(BUILD)/tests/failure/test_detector_scale \

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Agreement latency (MPIX_Comm_agree) against ranks, failure-free and with
-# one member failed (and acknowledged), star and binomial tree, with
+# Latency of agreement (MPIX_Comm_agree), validation (MPIX_Comm_validate)
+# and shrink (MPIX_Comm_shrink) against ranks, failure-free and with one
+# member failed (and acknowledged), star and binomial tree, with
 # MPI_Allreduce(MPI_BAND) of the same communicator as the non-fault-tolerant
-# reference.
+# reference (after the failure: over the survivors of the validated
+# communicator).
 #
 #   bash bench/agree.sh BUILD_DIR
 #
@@ -54,14 +56,17 @@ sort -t$'\t' -k2,2 -k3,3 -k4,4 -k5,5n -k6,6n <(tail -n +2 "$TSV") |
         END { if (n) print last "\t" v[int((n + 1) / 2)] }' |
     sort -t$'\t' -k1,1 -k2,2 -k3,3 -k4,4n > "$OUT/agree_summary.tsv"
 {
-    echo "# Agreement latency (MPIX_Comm_agree)"
+    echo "# Agreement, validate and shrink latency"
     echo
     echo "Measured by \`bench/agree.sh\` ($(date -u +%Y-%m-%d), $(nproc) cores, UCX shared memory,"
     echo "ranks oversubscribed beyond $(nproc)): microseconds per call, median over $REPEAT passes of"
     echo "the median of $ROUNDS rounds of $ITERS back-to-back calls.  \`dead\`: the last rank"
     echo "was killed and acknowledged before timing (ranks counted: the survivors)."
     echo "\`allreduce\`: \`MPI_Allreduce\` of one int with \`MPI_BAND\` on the same communicator"
-    echo "(Open MPI's tuned component over failstop), the same result without fault tolerance."
+    echo "(Open MPI's tuned component over failstop), the same result without fault tolerance;"
+    echo "\`allreduce_survivors\`: the same over the survivors of the validated communicator."
+    echo "\`validate\`: one agreement, and with a failure the survivors' shadow communicator"
+    echo "rebuilt; \`shrink\`: one agreement, a new communicator built and freed (10x fewer calls)."
     echo
     echo "| shape | case | operation | ranks | µs |"
     echo "|---|---|---|---|---|"
@@ -69,7 +74,10 @@ sort -t$'\t' -k2,2 -k3,3 -k4,4 -k5,5n -k6,6n <(tail -n +2 "$TSV") |
 } > "$OUT/agree.md"
 if command -v gnuplot >/dev/null; then
     for s in "star ok agree" "tree ok agree" "star dead agree_after_failure" \
-             "tree dead agree_after_failure" "tree ok allreduce"; do
+             "tree dead agree_after_failure" "tree ok allreduce" "star ok validate" \
+             "tree ok validate" "star dead validate_after_failure" \
+             "tree dead validate_after_failure" "star ok shrink" "tree ok shrink" \
+             "star dead shrink_after_failure" "tree dead shrink_after_failure"; do
         set -- $s
         awk -F'\t' -v a="$1" -v b="$2" -v c="$3" '$1 == a && $2 == b && $3 == c { print $4, $5 }' \
             "$OUT/agree_summary.tsv" > "$OUT/.agree_$1_$2_$3.dat"
@@ -77,13 +85,22 @@ if command -v gnuplot >/dev/null; then
     gnuplot <<GP || echo "agree.sh: gnuplot failed" >&2
 set terminal pngcairo size 900,500
 set output "$OUT/agree.png"
-set title "MPIX_Comm_agree latency (shared memory, $(nproc) cores)"
-set xlabel "ranks"; set ylabel "microseconds per call"; set logscale x 2; set key top left
+set title "Agreement, validate and shrink latency (shared memory, $(nproc) cores)"
+set xlabel "ranks"; set ylabel "microseconds per call"; set logscale xy 2; set key top left
+set key font ",8"
 plot "$OUT/.agree_star_ok_agree.dat" w lp t "agree, star", \
      "$OUT/.agree_tree_ok_agree.dat" w lp t "agree, binomial", \
      "$OUT/.agree_star_dead_agree_after_failure.dat" w lp t "agree, one failed (star)", \
      "$OUT/.agree_tree_dead_agree_after_failure.dat" w lp t "agree, one failed (binomial)", \
-     "$OUT/.agree_tree_ok_allreduce.dat" w lp t "MPI_Allreduce BAND (reference)"
+     "$OUT/.agree_star_ok_validate.dat" w lp t "validate, star", \
+     "$OUT/.agree_tree_ok_validate.dat" w lp t "validate, binomial", \
+     "$OUT/.agree_star_dead_validate_after_failure.dat" w lp t "validate, one failed (star)", \
+     "$OUT/.agree_tree_dead_validate_after_failure.dat" w lp t "validate, one failed (binomial)", \
+     "$OUT/.agree_star_ok_shrink.dat" w lp t "shrink, star", \
+     "$OUT/.agree_tree_ok_shrink.dat" w lp t "shrink, binomial", \
+     "$OUT/.agree_star_dead_shrink_after_failure.dat" w lp t "shrink, one failed (star)", \
+     "$OUT/.agree_tree_dead_shrink_after_failure.dat" w lp t "shrink, one failed (binomial)", \
+     "$OUT/.agree_tree_ok_allreduce.dat" w lp dt 2 t "MPI_Allreduce BAND (reference)"
 GP
     rm -f "$OUT"/.agree_*.dat
 fi
