@@ -111,6 +111,16 @@ const fs_param_desc_t fs_param_table[] = {
      "again waits for its message. Blocking receives and probes get the "
      "failure class either way",
      FS_PARAM_FIELD(anysource_pending)},
+    {"uniform_collectives", FS_PARAM_BOOL, "0",
+     "1: uniformly returning collectives (MPI-FT 17.7, advice to "
+     "implementors): each blocking collective is followed by an agreement on "
+     "its outcome, and every process returns the same: success everywhere, "
+     "or the same error class everywhere, also when a process dies during "
+     "it. Costs one agreement per blocking collective; nonblocking ones are "
+     "not covered. 0: a failure during a collective can leave some processes "
+     "with success (every contribution they needed had arrived) and others "
+     "with the failure class",
+     FS_PARAM_FIELD(uniform_collectives)},
 };
 
 const size_t fs_param_count = sizeof(fs_param_table) / sizeof(fs_param_table[0]);

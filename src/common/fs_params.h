@@ -30,6 +30,7 @@ typedef struct fs_params {
     char   *hb_if;
     int     agree_star_max;
     int     anysource_pending;
+    int     uniform_collectives;
 } fs_params_t;
 
 typedef struct fs_param_desc {

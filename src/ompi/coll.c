@@ -1,15 +1,20 @@
-/* The collective component (coll_shim.c): a communicator created from a
- * validated one holds the failures recognized there (MPI-FT 17.8.2,
- * src/proto/validate.c); Open MPI's collective modules selected for it
- * would wait for those processes.  For such a communicator only, this
- * component is selected last (highest priority) and moves its collectives
- * over the survivors (survivors.c), on a shadow communicator whose context
- * id derives from the new communicator's own: FS_OMPI_PRIVATE_CID + 2 *
- * cid, even, where the agreed ones (shrink, validate) are odd.  Every
- * member computes it alone, and it is free: the communicator's id is free
- * at every member while the communicator lives, and its shadow goes with
- * it.  For every other communicator the component declines, so their
- * collectives are exactly Open MPI's. */
+/* The collective component (coll_shim.c), selected last (highest priority)
+ * and only where failstop must stand between a communicator and Open MPI's
+ * collective modules; everywhere else it declines, so those collectives
+ * are exactly Open MPI's.
+ *
+ * 1. A communicator created from a validated one holds the failures
+ *    recognized there (MPI-FT 17.8.2, src/proto/validate.c); Open MPI's
+ *    modules selected for it would wait for those processes.  Its
+ *    collectives move over the survivors (survivors.c), on a shadow
+ *    communicator whose context id derives from its own:
+ *    FS_OMPI_PRIVATE_CID + 2 * cid, even, where the agreed ones (shrink,
+ *    validate) are odd.  Every member computes it alone, and it is free:
+ *    the communicator's id is free at every member while it lives, and its
+ *    shadow goes with it.
+ * 2. With pml_failstop_uniform_collectives=1, every intracommunicator but
+ *    the shadows gets the agreement around its blocking collectives
+ *    (uniform.c). */
 #include "ompi/ompi_int.h"
 
 #include "ompi/communicator/communicator.h"
@@ -24,26 +29,41 @@ int mca_coll_failstop_init_query(bool enable_progress_threads, bool enable_mpi_t
     return OMPI_SUCCESS;
 }
 
-static int fs_coll_enable(mca_coll_base_module_t *module, ompi_communicator_t *comm)
+static int fs_coll_needs_survivors(ompi_communicator_t *comm)
 {
     fs_comm_t *fcomm = fs_ompi_comm(comm);
-    const uint64_t *failed = fs_comm_recognized(fcomm);
 
-    (void)module;
-    return fs_ompi_survivors_install(comm, failed, fs_ompi_derived_cid(comm->c_contextid));
+    return (fs_comm_recognized(fcomm) != NULL) && (fs_comm_shadow_host(fcomm) == NULL);
+}
+
+static int fs_coll_enable(mca_coll_base_module_t *module, ompi_communicator_t *comm)
+{
+    int rc = MPI_SUCCESS;
+
+    if (fs_coll_needs_survivors(comm)) {
+        rc = fs_ompi_survivors_install(comm, fs_comm_recognized(fs_ompi_comm(comm)),
+                                       fs_ompi_derived_cid(comm->c_contextid));
+    }
+    if ((rc == MPI_SUCCESS) && (module->coll_barrier != NULL)) {
+        fs_ompi_uniform_enable(module, comm);   /* after: it runs what is below */
+    }
+    return (rc == MPI_SUCCESS) ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 mca_coll_base_module_t *mca_coll_failstop_comm_query(ompi_communicator_t *comm, int *priority)
 {
     mca_coll_base_module_t *module;
-    fs_comm_t *fcomm;
+    int uniform;
 
     if ((fs_ompi.engine == NULL) || !fs_ompi.enabled || OMPI_COMM_IS_INTER(comm) ||
-        ((fcomm = fs_ompi_comm(comm)) == NULL) || (fs_comm_recognized(fcomm) == NULL) ||
-        (fs_comm_shadow_host(fcomm) != NULL)) {
+        (fs_ompi_comm(comm) == NULL)) {
         return NULL;
     }
-    module = OBJ_NEW(mca_coll_base_module_t);
+    uniform = fs_ompi.params.uniform_collectives && !fs_ompi_building_shadow();
+    if (!uniform && !fs_coll_needs_survivors(comm)) {
+        return NULL;
+    }
+    module = uniform ? fs_ompi_uniform_module() : OBJ_NEW(mca_coll_base_module_t);
     if (module == NULL) {
         return NULL;
     }

@@ -332,6 +332,13 @@ int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, 
 int  fs_ompi_survivors_install(ompi_communicator_t *parent, const uint64_t *failed,
                                uint32_t cid);
 void fs_ompi_survivors_release(ompi_communicator_t *parent);
+/* shrink.c: a shadow's collective modules are being selected now */
+int  fs_ompi_building_shadow(void);
+/* uniform.c: pml_failstop_uniform_collectives */
+struct mca_coll_base_module_2_3_0_t *fs_ompi_uniform_module(void);
+void fs_ompi_uniform_enable(struct mca_coll_base_module_2_3_0_t *m, ompi_communicator_t *comm);
+struct mca_coll_base_module_2_3_0_t *fs_ompi_uniform_of(ompi_communicator_t *comm);
+void fs_ompi_uniform_rewrap(struct mca_coll_base_module_2_3_0_t *m, ompi_communicator_t *comm);
 
 /* The engine lock; only taken under MPI_THREAD_MULTIPLE. */
 static inline void fs_ompi_lock(void)

@@ -27,6 +27,13 @@
 /* agreed ids are odd; even ones are derived (coll.c) */
 static uint32_t fs_shrink_next_cid = FS_OMPI_PRIVATE_CID + 1;
 
+static __thread int fs_shadow_building;
+
+int fs_ompi_building_shadow(void)
+{
+    return fs_shadow_building;
+}
+
 uint32_t fs_ompi_derived_cid(uint32_t cid)
 {
     return FS_OMPI_PRIVATE_CID + 2 * cid;
@@ -123,7 +130,9 @@ int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, 
     rc = MCA_PML_CALL(add_comm(newcomm));
     if (rc == OMPI_SUCCESS) {
         OMPI_COMM_SET_PML_ADDED(newcomm);
+        fs_shadow_building = !visible;     /* coll.c: no agreement layer on it */
         rc = mca_coll_base_comm_select(newcomm);
+        fs_shadow_building = 0;
     }
     if (rc != OMPI_SUCCESS) {
         OBJ_RELEASE(newcomm);

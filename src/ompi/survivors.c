@@ -312,7 +312,12 @@ int fs_ompi_survivors_install(ompi_communicator_t *parent, const uint64_t *faile
     fs_comm_set_shadow(fcomm, fs_ompi_comm(shadow), sv);
     fs_ompi_unlock();
     if (old == NULL) {
+        mca_coll_base_module_t *uni = fs_ompi_uniform_of(parent);
+
         fs_sv_install_table(parent->c_coll);     /* the entries look the map up */
+        if (uni != NULL) {
+            fs_ompi_uniform_rewrap(uni, parent);  /* the agreement stays on top */
+        }
     }
     fs_sv_free(old);
     return MPI_SUCCESS;
