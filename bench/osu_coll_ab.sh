@@ -11,7 +11,8 @@
 # work).  OSU is built once into BUILD_DIR/osu from ../shared/third_party
 # (never into the tree); BASE_REV into BUILD_DIR/ab-base through a git
 # worktree.  Writes docs/perf/coll_ab.md and coll_ab.tsv.
-# Environment: FS_AB_ROUNDS (5), FS_AB_NPS ("2 4"), FS_AB_MAX (65536).
+# Environment: FS_AB_ROUNDS (5), FS_AB_NPS ("2 4"), FS_AB_MAX (65536),
+# FS_AB_REPORT_ONLY=1 (only the report, from the last run's coll_ab.tsv).
 set -u -o pipefail
 
 die() { echo "osu_coll_ab.sh: $*" >&2; exit 2; }
@@ -44,7 +45,8 @@ if [ ! -x "$base/build/bin/failstop-run" ] ||
 fi
 
 TSV=$OUT/coll_ab.tsv
-printf 'round\tversion\tbench\tnp\tsize\tus\n' > "$TSV"
+[ -n "${FS_AB_REPORT_ONLY:-}" ] && ROUNDS=$(tail -n +2 "$TSV" | cut -f1 | sort -n | tail -1)
+[ -n "${FS_AB_REPORT_ONLY:-}" ] || printf 'round\tversion\tbench\tnp\tsize\tus\n' > "$TSV"
 run() {   # round version runner bench np
     local b=$osu/c/mpi/collective/blocking/$4 extra=(-m "1:$MAX")
     [ "$4" = osu_barrier ] && extra=()
@@ -56,6 +58,7 @@ run() {   # round version runner bench np
         >> "$TSV" || echo "osu_coll_ab.sh: $* failed" >&2
 }
 for r in $(seq 1 "$ROUNDS"); do
+    [ -n "${FS_AB_REPORT_ONLY:-}" ] && break
     for np in $NPS; do
         for b in osu_allreduce osu_bcast osu_barrier; do
             run "$r" base "$base/build/bin/failstop-run" "$b" "$np"
@@ -72,9 +75,9 @@ tail -n +2 "$TSV" | sort -t$'\t' -k3,3 -k4,4n -k5,5n -k2,2 -k6,6g |
         { last = k; v[++n] = $6 }
         END { if (n) print last "\t" v[int((n + 1) / 2)] }' |
     awk -F'\t' '{ key = $1 "\t" $2 "\t" $3; m[key, $4] = $5; keys[key] = 1 }
-        END { for (k in keys) if ((k, "base") in m && (k, "new") in m)
+        END { for (k in keys) if (((k SUBSEP "base") in m) && ((k SUBSEP "new") in m))
                   printf "%s\t%s\t%s\t%.3f\n", k, m[k, "base"], m[k, "new"],
-                         m[k, "base"] > 0 ? m[k, "new"] / m[k, "base"] : 0 }' |
+                         (m[k, "base"] > 0 ? m[k, "new"] / m[k, "base"] : 0) }' |
     sort -t$'\t' -k1,1 -k2,2n -k3,3n > "$OUT/coll_ab_summary.tsv"
 {
     echo "# Failure-free collectives before and after ($BASE_REV vs $(git -C "$HERE" rev-parse --short HEAD))"
