@@ -75,7 +75,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab ft-mpich clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -257,6 +257,11 @@ bench-hosts: all
 # failed member) -> docs/perf/agree.md
 bench-agree: all
 	@bash bench/agree.sh $(BUILD)
+
+# MPICH's test/mpi/ft over failstop (sources from a checkout: FS_MPICH_REPO;
+# not in `make test`, CI has no copy of them)
+ft-mpich: all
+	@bash tests/ftsuites/mpich_ft.sh $(BUILD)
 
 # failure-free OSU collectives, failstop at BASE (default 3bd95f3) vs now
 # -> docs/perf/coll_ab.md
