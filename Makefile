@@ -75,7 +75,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab ft-mpich clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -262,6 +262,10 @@ bench-agree: all
 # not in `make test`, CI has no copy of them)
 ft-mpich: all
 	@bash tests/ftsuites/mpich_ft.sh $(BUILD)
+
+# ULFM's api tests (ICLDisco/ulfm-testing) over failstop (FS_ULFM_REPO)
+ft-ulfm: all
+	@bash tests/ftsuites/ulfm_api.sh $(BUILD)
 
 # failure-free OSU collectives, failstop at BASE (default 3bd95f3) vs now
 # -> docs/perf/coll_ab.md

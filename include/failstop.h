@@ -40,6 +40,12 @@ int MPIX_Failstop_revoked_class(void);
 int MPIX_Failstop_pending_class(void);
 #define MPIX_ERR_PROC_FAILED_PENDING (MPIX_Failstop_pending_class())
 
+/* ULFM's attribute key: MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &v, &flag)
+ * gives flag 1 and *v == 1 (failures are tolerated) under failstop; the key
+ * is MPI_KEYVAL_INVALID without it. */
+int MPIX_Failstop_ft_keyval(void);
+#define MPIX_FT (MPIX_Failstop_ft_keyval())
+
 /* ---- MPI-FT draft chapter 17 (run-through stabilization) ---------------- */
 
 /* The group of processes of comm's (local) group known to have failed, at

@@ -159,6 +159,30 @@ FS_MPIX_API int MPIX_Failstop_error_class(void)
     return fs_ompi.enabled ? fs_ompi.errors.fail_stop_class : -1;
 }
 
+/* Created (and set on MPI_COMM_WORLD) at the first use, as a program reads
+ * it; the value is static, so the attribute needs no delete function. */
+FS_MPIX_API int MPIX_Failstop_ft_keyval(void)
+{
+    static int keyval = MPI_KEYVAL_INVALID;
+    static int tolerated = 1;
+    int key;
+
+    if (!fs_ompi.enabled) {
+        return MPI_KEYVAL_INVALID;
+    }
+    fs_ompi_lock();
+    if ((keyval == MPI_KEYVAL_INVALID) &&
+        (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &key,
+                                 NULL) == MPI_SUCCESS)) {
+        if (PMPI_Comm_set_attr(MPI_COMM_WORLD, key, &tolerated) == MPI_SUCCESS) {
+            keyval = key;
+        }
+    }
+    key = keyval;
+    fs_ompi_unlock();
+    return key;
+}
+
 FS_MPIX_API int MPIX_Failstop_pending_class(void)
 {
     return fs_ompi.enabled ? fs_ompi.errors.pending_class : -3;

@@ -71,6 +71,10 @@ static inline void ft_check_class(void)
     MT_CHECK(MPI_Error_string(cls, s, &n));
     mt_expect(MT_HERE, strstr(s, "MPI_ERR_RANK_FAIL_STOP") != NULL,
               "class string '%s' does not name MPI_ERR_RANK_FAIL_STOP", s);
+    /* ULFM's attribute: failures are tolerated */
+    MT_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &lastused, &flag));
+    mt_expect(MT_HERE, flag && *lastused == 1, "MPIX_FT attribute: flag %d value %d", flag,
+              flag ? *lastused : -1);
 }
 
 /* 1 if world rank r of comm is in comm's failed group (comm an intra-
