@@ -350,6 +350,21 @@ static void fs_hb_take_rx(fs_hb_t *hb, double now)
     hb->rx_data_used = 0;
 }
 
+/* A command or a report came after this loop looked for them: its wake-up
+ * datagram may already have been drained by the transport's progress, so
+ * poll() would not see it (a departure then waited up to 1 s for the
+ * LEAVE: "departure not announced within 1000 ms" under load). */
+static int fs_hb_command_waits(fs_hb_t *hb)
+{
+    int waits;
+
+    pthread_mutex_lock(&hb->lock);
+    waits = hb->stop || (hb->leave && !hb->left) || (hb->armed && (hb->det == NULL));
+    pthread_mutex_unlock(&hb->lock);
+    return waits || ((hb->det != NULL) &&
+                     (atomic_load_explicit(&hb->reports, memory_order_acquire) != 0));
+}
+
 /* Sleeps until the transport has something or the detector's deadline. */
 static void fs_hb_sleep(fs_hb_t *hb, int fd, double now)
 {
@@ -357,8 +372,8 @@ static void fs_hb_sleep(fs_hb_t *hb, int fd, double now)
     struct pollfd pfd = {fd, POLLIN, 0};
     double ms = (next - now) * 1e3;
 
-    if (hb->tl_ops->arm(hb->tl) != FS_OK) {
-        return;                         /* events pending: progress first */
+    if ((hb->tl_ops->arm(hb->tl) != FS_OK) || fs_hb_command_waits(hb)) {
+        return;                         /* events or commands pending */
     }
     ms = (ms < 0.0) ? 0.0 : ((ms > 1000.0) ? 1000.0 : ms);
     (void)poll(&pfd, 1, (int)ceil(ms));

@@ -9,6 +9,8 @@
 
 #include "ompi/request/grequest.h"
 
+#include <stdlib.h>
+
 static void fs_nb_done(fs_agreement_t *op)
 {
     fs_ompi_nb_t *nb = op->host;
@@ -56,6 +58,33 @@ static int fs_nb_cancel(void *extra, int complete)
     (void)extra;
     (void)complete;
     return MPI_SUCCESS;         /* an agreement cannot be cancelled */
+}
+
+fs_ompi_nb_t *fs_ompi_nb_new(MPI_Comm comm, size_t size, int (*finish)(fs_ompi_nb_t *nb),
+                             void (*destroy)(fs_ompi_nb_t *nb), MPI_Request *request,
+                             int *rc_p)
+{
+    fs_ompi_nb_t *nb = NULL;
+    fs_comm_t *fcomm;
+    int rc = fs_mpix_comm(comm, &fcomm);
+
+    if ((rc == MPI_SUCCESS) && (request == NULL)) {
+        rc = MPI_ERR_ARG;
+    }
+    if ((rc == MPI_SUCCESS) && ((nb = calloc(1, size)) == NULL)) {
+        rc = MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS) {
+        nb->finish  = finish;
+        nb->destroy = destroy;
+        rc = fs_ompi_nb_begin(nb, request);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(nb);
+        nb = NULL;
+    }
+    *rc_p = rc;
+    return nb;
 }
 
 int fs_ompi_nb_begin(fs_ompi_nb_t *nb, MPI_Request *request)

@@ -313,7 +313,14 @@ typedef struct fs_ompi_nb {
     void          (*destroy)(struct fs_ompi_nb *nb);
 } fs_ompi_nb_t;
 
-/* Creates nb's request (*request); start the agreement with nb->op next. */
+/* A new call on comm: its state, size bytes zeroed with the fs_ompi_nb_t
+ * first, and its request (*request); then start the agreement with
+ * nb->op.  NULL, with the MPI error in *rc_p, if comm or request is bad or
+ * memory is short. */
+fs_ompi_nb_t *fs_ompi_nb_new(MPI_Comm comm, size_t size, int (*finish)(fs_ompi_nb_t *nb),
+                             void (*destroy)(fs_ompi_nb_t *nb), MPI_Request *request,
+                             int *rc_p);
+/* Creates nb's request (*request) (fs_ompi_nb_new does). */
 int  fs_ompi_nb_begin(fs_ompi_nb_t *nb, MPI_Request *request);
 /* The agreement could not start: the request completes with rc. */
 void fs_ompi_nb_fail(fs_ompi_nb_t *nb, int rc);

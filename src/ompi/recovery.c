@@ -78,25 +78,16 @@ static void fs_iagree_destroy(fs_ompi_nb_t *nb)
 FS_MPIX_API int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 {
     fs_iagree_t *ia = NULL;
-    fs_comm_t *fcomm;
-    int rc = fs_mpix_comm(comm, &fcomm);
+    int rc = (flag == NULL) ? MPI_ERR_ARG : MPI_SUCCESS;
 
-    if ((rc == MPI_SUCCESS) && ((flag == NULL) || (request == NULL))) {
-        rc = MPI_ERR_ARG;
-    }
-    if ((rc == MPI_SUCCESS) && ((ia = calloc(1, sizeof(*ia))) == NULL)) {
-        rc = MPI_ERR_NO_MEM;
-    }
     if (rc == MPI_SUCCESS) {
-        ia->flag       = flag;
-        ia->nb.finish  = fs_iagree_finish;
-        ia->nb.destroy = fs_iagree_destroy;
-        rc = fs_ompi_nb_begin(&ia->nb, request);
+        ia = (fs_iagree_t *)fs_ompi_nb_new(comm, sizeof(*ia), fs_iagree_finish,
+                                           fs_iagree_destroy, request, &rc);
     }
-    if (rc != MPI_SUCCESS) {
-        free(ia);
+    if (ia == NULL) {
         return fs_mpix_error(comm, rc, "MPIX_Comm_iagree");
     }
+    ia->flag = flag;
     rc = fs_recovery_start(comm, *flag, &ia->nb.op);
     if (rc != MPI_SUCCESS) {
         fs_ompi_nb_fail(&ia->nb, rc);       /* the error comes at completion */

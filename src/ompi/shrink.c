@@ -185,26 +185,17 @@ static void fs_ishrink_destroy(fs_ompi_nb_t *nb)
 FS_MPIX_API int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     fs_shrink_t *sh = NULL;
-    fs_comm_t *fcomm;
-    int rc = fs_mpix_comm(comm, &fcomm);
+    int rc = (newcomm == NULL) ? MPI_ERR_ARG : MPI_SUCCESS;
 
-    if ((rc == MPI_SUCCESS) && ((newcomm == NULL) || (request == NULL))) {
-        rc = MPI_ERR_ARG;
-    }
-    if ((rc == MPI_SUCCESS) && ((sh = calloc(1, sizeof(*sh))) == NULL)) {
-        rc = MPI_ERR_NO_MEM;
-    }
     if (rc == MPI_SUCCESS) {
-        sh->newcomm    = newcomm;
-        sh->nb.finish  = fs_ishrink_finish;
-        sh->nb.destroy = fs_ishrink_destroy;
-        rc = fs_ompi_nb_begin(&sh->nb, request);
+        sh = (fs_shrink_t *)fs_ompi_nb_new(comm, sizeof(*sh), fs_ishrink_finish,
+                                           fs_ishrink_destroy, request, &rc);
     }
-    if (rc != MPI_SUCCESS) {
-        free(sh);
+    if (sh == NULL) {
         return fs_mpix_error(comm, rc, "MPIX_Comm_ishrink");
     }
-    *newcomm = MPI_COMM_NULL;
+    sh->newcomm = newcomm;
+    *newcomm    = MPI_COMM_NULL;
     rc = fs_shrink_start(comm, sh);
     if (rc != MPI_SUCCESS) {
         fs_ompi_nb_fail(&sh->nb, rc);

@@ -132,29 +132,20 @@ static void fs_ivalidate_destroy(fs_ompi_nb_t *nb)
 FS_MPIX_API int MPIX_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request)
 {
     fs_validate_t *va = NULL;
-    fs_comm_t *fcomm;
-    int rc = fs_mpix_comm(comm, &fcomm);
+    int rc = (failed == NULL) ? MPI_ERR_ARG : MPI_SUCCESS;
 
-    if ((rc == MPI_SUCCESS) && ((failed == NULL) || (request == NULL))) {
-        rc = MPI_ERR_ARG;
-    }
-    if ((rc == MPI_SUCCESS) && ((va = calloc(1, sizeof(*va))) == NULL)) {
-        rc = MPI_ERR_NO_MEM;
-    }
     if (rc == MPI_SUCCESS) {
-        va->group      = failed;
-        va->nb.finish  = fs_validate_finish;
-        va->nb.destroy = fs_ivalidate_destroy;
-        rc = fs_ompi_nb_begin(&va->nb, request);
+        va = (fs_validate_t *)fs_ompi_nb_new(comm, sizeof(*va), fs_validate_finish,
+                                             fs_ivalidate_destroy, request, &rc);
     }
-    if (rc != MPI_SUCCESS) {
-        free(va);
+    if (va == NULL) {
         return fs_mpix_error(comm, rc, "MPIX_Icomm_validate");
     }
-    *failed = MPI_GROUP_NULL;
+    va->group = failed;
+    *failed   = MPI_GROUP_NULL;
     rc = fs_validate_start(comm, va);
     if (rc != MPI_SUCCESS) {
-        fs_ompi_nb_fail(&va->nb, rc);
+        fs_ompi_nb_fail(&va->nb, rc);       /* the error comes at completion */
     }
     return MPI_SUCCESS;
 }

@@ -77,6 +77,35 @@ static inline void ft_check_class(void)
               flag ? *lastused : -1);
 }
 
+/* The ranks in comm's group of group g's members, in g's order (at most
+ * 64); returns g's size. */
+static inline int ft_group_ranks_in(MPI_Group g, MPI_Comm comm, int *out)
+{
+    MPI_Group all;
+    int n, i, in[64];
+
+    MT_CHECK(MPI_Group_size(g, &n));
+    mt_expect(MT_HERE, n <= 64, "group of %d, at most 64", n);
+    MT_CHECK(MPI_Comm_group(comm, &all));
+    for (i = 0; i < n; i++)
+        in[i] = i;
+    MT_CHECK(MPI_Group_translate_ranks(g, n, in, all, out));
+    MT_CHECK(MPI_Group_free(&all));
+    return n;
+}
+
+/* The world ranks of comm's members, in comm's order; returns its size. */
+static inline int ft_world_ranks_of(MPI_Comm comm, int *out)
+{
+    MPI_Group g;
+    int n;
+
+    MT_CHECK(MPI_Comm_group(comm, &g));
+    n = ft_group_ranks_in(g, MPI_COMM_WORLD, out);
+    MT_CHECK(MPI_Group_free(&g));
+    return n;
+}
+
 /* 1 if world rank r of comm is in comm's failed group (comm an intra-
  * communicator; r in comm's numbering). */
 static inline int ft_is_known_failed(MPI_Comm comm, int r)

@@ -65,16 +65,10 @@ static inline void sv_barrier_then_die(MPI_Comm comm, int v, const int *dead)
 /* The recognized failed set as a failed group names it (comm's ranks). */
 static inline void sv_dead_from_group(MPI_Comm comm, MPI_Group failed, int *dead)
 {
-    MPI_Group all;
-    int n, nf, i, in[SV_MAX], out[SV_MAX];
+    int n, nf, i, out[SV_MAX];
 
     MT_CHECK(MPI_Comm_size(comm, &n));
-    MT_CHECK(MPI_Group_size(failed, &nf));
-    MT_CHECK(MPI_Comm_group(comm, &all));
-    for (i = 0; i < nf; i++)
-        in[i] = i;
-    MT_CHECK(MPI_Group_translate_ranks(failed, nf, in, all, out));
-    MT_CHECK(MPI_Group_free(&all));
+    nf = ft_group_ranks_in(failed, comm, out);
     memset(dead, 0, sizeof(int) * (size_t)n);
     for (i = 0; i < nf; i++)
         dead[out[i]] = 1;

@@ -17,19 +17,11 @@
 /* A mask of comm's members' world ranks, checked equal at every survivor. */
 static int members_uniform(mt_loc at, MPI_Comm comm)
 {
-    MPI_Group g, w;
-    int size, i, in[32], out[32], mask = 0, lo, hi;
+    int size, i, out[64], mask = 0, lo, hi;
 
-    MT_CHECK(MPI_Comm_size(comm, &size));
-    MT_CHECK(MPI_Comm_group(comm, &g));
-    MT_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &w));
-    for (i = 0; i < size; i++)
-        in[i] = i;
-    MT_CHECK(MPI_Group_translate_ranks(g, size, in, w, out));
+    size = ft_world_ranks_of(comm, out);
     for (i = 0; i < size; i++)
         mask |= 1 << out[i];
-    MT_CHECK(MPI_Group_free(&g));
-    MT_CHECK(MPI_Group_free(&w));
     lo = mask;
     hi = ~mask;
     at_agree(at, comm, &lo);

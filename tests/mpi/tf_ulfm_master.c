@@ -20,20 +20,15 @@
 /* Workers the acknowledged failed group names are marked dead. */
 static void mark_dead(int *dead)
 {
-    MPI_Group g, w;
-    int nf, i, in[MAXW], out[MAXW];
+    MPI_Group g;
+    int nf, i, out[MAXW];
 
     MT_CHECK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
     MT_CHECK(MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &g));
-    MT_CHECK(MPI_Group_size(g, &nf));
-    MT_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &w));
-    for (i = 0; i < nf; i++)
-        in[i] = i;
-    MT_CHECK(MPI_Group_translate_ranks(g, nf, in, w, out));
+    nf = ft_group_ranks_in(g, MPI_COMM_WORLD, out);
     for (i = 0; i < nf; i++)
         dead[out[i]] = 1;
     MT_CHECK(MPI_Group_free(&g));
-    MT_CHECK(MPI_Group_free(&w));
 }
 
 /* Idle live workers take the queued tasks of dead ones. */
