@@ -33,6 +33,11 @@ static fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
     fs_ompi_lock();
     st = (msg == NULL) ? fs_recv_start(&req->core.recv) :
                          fs_mrecv_start(&req->core.recv, msg);
+    if (OPAL_UNLIKELY(req->core.recv.super.flags & FS_REQ_F_PENDING) && (st == FS_INPROGRESS)) {
+        /* posted while MPI_ANY_SOURCE is disabled (ULFM's rule); read under
+         * the lock: another thread's progress may complete it right after */
+        fs_ompi_recv_pending(&req->core.recv, 1);
+    }
     fs_ompi_unlock();
     return st;
 }
@@ -66,10 +71,6 @@ static void fs_ompi_recv_begin(fs_ompi_req_t *req, fs_msg_t *msg)
     st = fs_ompi_recv_start(req, msg);
     if (st != FS_INPROGRESS) {
         fs_ompi_req_complete(req, st);
-    } else if (OPAL_UNLIKELY(req->core.recv.super.flags & FS_REQ_F_PENDING)) {
-        fs_ompi_lock();
-        fs_ompi_recv_pending(&req->core.recv, 1);   /* posted while disabled */
-        fs_ompi_unlock();
     }
 }
 
