@@ -14,6 +14,7 @@
  * failed member of the new communicator, as in ULFM. */
 #include "ompi/ompi_int.h"
 #include "failstop.h"
+#include "common/fs_bitmap.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/group/group.h"
@@ -107,7 +108,7 @@ int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, 
         return MPI_ERR_NO_MEM;
     }
     for (r = 0; r < n; r++) {
-        if (!((failed[r / 64] >> (r % 64)) & 1)) {
+        if (!fs_bm_test(failed, (uint32_t)r)) {
             ranks[nlive++] = r;
         }
     }

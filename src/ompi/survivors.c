@@ -26,6 +26,7 @@
  * mapped: persistent and neighbourhood collectives (they run over comm and
  * fail on a failed member). */
 #include "ompi/survivors.h"
+#include "common/fs_bitmap.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -266,7 +267,7 @@ static fs_sv_t *fs_sv_new(ompi_communicator_t *shadow, ompi_communicator_t *pare
         return NULL;
     }
     for (r = 0; r < n; ++r) {
-        if ((failed[r / 64] >> (r % 64)) & 1) {
+        if (fs_bm_test(failed, (uint32_t)r)) {
             sv->shadow_of[r] = -1;
         } else {
             sv->shadow_of[r] = i;

@@ -8,6 +8,7 @@
  * failure when it joined, so comm was active everywhere. */
 #include "ompi/ompi_int.h"
 #include "failstop.h"
+#include "common/fs_bitmap.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/group/group.h"
@@ -53,18 +54,6 @@ static int fs_validate_start(MPI_Comm comm, fs_validate_t *va)
     return (st == FS_OK) ? MPI_SUCCESS : fs_ompi_error(st);
 }
 
-static int fs_validate_any_failed(const fs_validate_t *va, int n)
-{
-    int r;
-
-    for (r = 0; r < n; ++r) {
-        if ((va->failed[r / 64] >> (r % 64)) & 1) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The decision taken: recognize F, move the collectives, make the group. */
 static int fs_validate_finish(fs_ompi_nb_t *nb)
 {
@@ -80,7 +69,7 @@ static int fs_validate_finish(fs_ompi_nb_t *nb)
     if (nb->op.v[FS_VAL_REVOKED]) {
         return fs_ompi_error(FS_ERR_REVOKED);
     }
-    if (fs_validate_any_failed(va, n)) {
+    if (nb->op.nfailed != 0) {
         rc = fs_ompi_survivors_install(comm, va->failed, (uint32_t)nb->op.v[FS_VAL_CID]);
         if (rc != MPI_SUCCESS) {
             return rc;
@@ -97,7 +86,7 @@ static int fs_validate_finish(fs_ompi_nb_t *nb)
         return MPI_ERR_NO_MEM;
     }
     for (r = 0; r < n; ++r) {
-        if ((va->failed[r / 64] >> (r % 64)) & 1) {
+        if (fs_bm_test(va->failed, (uint32_t)r)) {
             ranks[nf++] = r;
         }
     }

@@ -220,7 +220,6 @@ int         fs_comm_collectives_enabled(const fs_comm_t *comm);
  * active again unless a member outside failed is known failed (a failure
  * newer than the validation).  Intracommunicators only. */
 fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed);
-int         fs_comm_is_recognized(const fs_comm_t *comm, uint32_t rank);
 /* comm's collectives run on shadow, the host's communicator of its
  * survivors (NULL: on comm itself); a revoke of comm revokes shadow too.
  * host_ext is the host's, kept with comm for fs_comm_shadow_host. */

@@ -4,20 +4,9 @@
  * survivors (the shadow), which this side keeps in step with comm's revoke.
  * The decision itself is an agreement (agreement.c). */
 #include "proto/engine_int.h"
+#include "common/fs_bitmap.h"
 
 #include <stdlib.h>
-#include <string.h>
-
-static int fs_bit(const uint64_t *bits, uint32_t r)
-{
-    return (int)((bits[r / 64] >> (r % 64)) & 1);
-}
-
-int fs_comm_is_recognized(const fs_comm_t *comm, uint32_t rank)
-{
-    return (comm->recognized != NULL) && (rank < comm->size) &&
-           fs_bit(comm->recognized, rank);
-}
 
 /* Every rank ep holds on comm is recognized (an ep may hold none). */
 int fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep)
@@ -30,7 +19,7 @@ int fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep)
     }
     for (r = 0; r < comm->size; ++r) {
         if (comm->peers[r].ep == ep) {
-            if (!fs_bit(comm->recognized, r)) {
+            if (!fs_bm_test(comm->recognized, r)) {
                 return 0;
             }
             held = 1;
@@ -41,24 +30,23 @@ int fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep)
 
 fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed)
 {
-    size_t words = fs_comm_agree_words(comm);
     uint64_t *bits;
     uint32_t r;
 
     if (comm->local_eps != NULL) {
         return FS_ERR_UNSUPPORTED;
     }
-    bits = malloc(words * sizeof(*bits));
+    bits = malloc(fs_bm_words(comm->size) * sizeof(*bits));
     if (bits == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    memcpy(bits, failed, words * sizeof(*bits));
+    fs_bm_copy(bits, failed, comm->size);
     free(comm->recognized);
     comm->recognized    = bits;
     comm->coll_inactive = 0;
     for (r = 0; r < comm->size; ++r) {
         fs_ep_t *ep = comm->peers[r].ep;
-        if (!fs_bit(bits, r)) {
+        if (!fs_bm_test(bits, r)) {
             continue;
         }
         ep->recognized = 1;
@@ -69,7 +57,7 @@ fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed)
         }
     }
     for (r = 0; r < comm->size; ++r) {
-        if (fs_ep_is_failed(comm->peers[r].ep) && !fs_bit(bits, r)) {
+        if (fs_ep_is_failed(comm->peers[r].ep) && !fs_bm_test(bits, r)) {
             FS_DEBUG("cid %u: rank %u failed after the validation decided", comm->cid, r);
             fs_comm_fail_collectives(comm);
             break;
@@ -102,31 +90,28 @@ const uint64_t *fs_comm_recognized(const fs_comm_t *comm)
  * came from with the same decision (else the creation failed). */
 fs_status_t fs_comm_recognize_known(fs_comm_t *comm)
 {
-    size_t words = fs_comm_agree_words(comm);
+    uint64_t *bits;
     uint32_t r;
 
+    if (comm->local_eps != NULL) {
+        return FS_OK;                   /* intercommunicators: inactive */
+    }
+    bits = calloc(fs_bm_words(comm->size), sizeof(*bits));
+    if (bits == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
     for (r = 0; r < comm->size; ++r) {
-        fs_ep_t *ep = comm->peers[r].ep;
+        const fs_ep_t *ep = comm->peers[r].ep;
         if (!fs_ep_is_failed(ep)) {
             continue;
         }
-        if (!ep->recognized || (comm->local_eps != NULL)) {
-            return FS_OK;                /* an unrecognized failure: inactive */
+        if (!ep->recognized) {
+            free(bits);
+            return FS_OK;               /* an unrecognized failure: inactive */
         }
+        fs_bm_set(bits, r);
     }
-    for (r = 0; r < comm->size; ++r) {
-        fs_ep_t *ep = comm->peers[r].ep;
-        if (!fs_ep_is_failed(ep)) {
-            continue;
-        }
-        if (comm->recognized == NULL) {
-            comm->recognized = calloc(words, sizeof(uint64_t));
-            if (comm->recognized == NULL) {
-                return FS_ERR_NO_MEMORY;
-            }
-        }
-        comm->recognized[r / 64] |= 1ull << (r % 64);
-    }
+    comm->recognized    = bits;
     comm->coll_inactive = 0;
     return FS_OK;
 }
