@@ -236,7 +236,7 @@ fuzz: deps fuzz-build
 # Not the Criterion unit tests: Criterion cannot start under TSan (its
 # inheritable arena is mapped where TSan keeps its shadow memory,
 # Snaipe/Criterion#274), and no unit test starts a thread.
-TSAN_TESTS ?= ^(t_threads|t_threads_stress|tf_fail_threads)$$
+TSAN_TESTS ?= ^(t_threads|t_threads_stress|tf_fail_threads|tf_fail_waitall_mt)$$
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 \
 	    SANITIZE="-fsanitize=thread -Wno-tsan" all
@@ -263,9 +263,10 @@ bench-agree: all
 ft-mpich: all
 	@bash tests/ftsuites/mpich_ft.sh $(BUILD)
 
-# ULFM's api tests (ICLDisco/ulfm-testing) over failstop (FS_ULFM_REPO)
+# ULFM's api, tutorial and stress tests (ICLDisco/ulfm-testing) over failstop (FS_ULFM_REPO)
 ft-ulfm: all
 	@bash tests/ftsuites/ulfm_api.sh $(BUILD)
+	@bash tests/ftsuites/ulfm_more.sh $(BUILD)
 
 # failure-free OSU collectives, failstop at BASE (default 3bd95f3) vs now
 # -> docs/perf/coll_ab.md

@@ -38,3 +38,14 @@ fs_seq_item_t *fs_seq_next_ready(fs_seq_rx_t *rx)
     --rx->num_parked;
     return first;
 }
+
+fs_seq_item_t *fs_seq_unpark_any(fs_seq_rx_t *rx)
+{
+    fs_list_t *e = fs_list_pop_head(&rx->parked);
+
+    if (e == NULL) {
+        return NULL;
+    }
+    --rx->num_parked;
+    return fs_container_of(e, fs_seq_item_t, elem);
+}

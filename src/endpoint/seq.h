@@ -53,5 +53,7 @@ void fs_seq_park(fs_seq_rx_t *rx, fs_seq_item_t *item);
 
 /* Removes and returns the parked message that is now expected, if any. */
 fs_seq_item_t *fs_seq_next_ready(fs_seq_rx_t *rx);
+/* Removes and returns any parked message (the channel is given up). */
+fs_seq_item_t *fs_seq_unpark_any(fs_seq_rx_t *rx);
 
 #endif

@@ -8,8 +8,9 @@
  *    modules selected for it would wait for those processes.  Its
  *    collectives move over the survivors (survivors.c), on a shadow
  *    communicator whose context id derives from its own:
- *    FS_OMPI_PRIVATE_CID + 2 * cid, even, where the agreed ones (shrink,
- *    validate) are odd.  Every member computes it alone, and it is free:
+ *    FS_OMPI_PRIVATE_CID + 4 * cid (+ 2 for an intercommunicator shadow's
+ *    local communicator), even, where the agreed ones (shrink, validate)
+ *    are odd (comm_build.c).  Every member computes it alone, and it is free:
  *    the communicator's id is free at every member while it lives, and its
  *    shadow goes with it.
  * 2. With pml_failstop_uniform_collectives=1, every intracommunicator but
@@ -41,8 +42,10 @@ static int fs_coll_enable(mca_coll_base_module_t *module, ompi_communicator_t *c
     int rc = MPI_SUCCESS;
 
     if (fs_coll_needs_survivors(comm)) {
-        rc = fs_ompi_survivors_install(comm, fs_comm_recognized(fs_ompi_comm(comm)),
-                                       fs_ompi_derived_cid(comm->c_contextid));
+        uint32_t cid = fs_ompi_derived_cid(comm->c_contextid);
+
+        rc = fs_ompi_survivors_install(comm, fs_comm_recognized(fs_ompi_comm(comm)), cid,
+                                       cid + 2);
     }
     if ((rc == MPI_SUCCESS) && (module->coll_barrier != NULL)) {
         fs_ompi_uniform_enable(module, comm);   /* after: it runs what is below */
@@ -55,11 +58,11 @@ mca_coll_base_module_t *mca_coll_failstop_comm_query(ompi_communicator_t *comm, 
     mca_coll_base_module_t *module;
     int uniform;
 
-    if ((fs_ompi.engine == NULL) || !fs_ompi.enabled || OMPI_COMM_IS_INTER(comm) ||
-        (fs_ompi_comm(comm) == NULL)) {
+    if ((fs_ompi.engine == NULL) || !fs_ompi.enabled || (fs_ompi_comm(comm) == NULL)) {
         return NULL;
     }
-    uniform = fs_ompi.params.uniform_collectives && !fs_ompi_building_shadow();
+    uniform = fs_ompi.params.uniform_collectives && !fs_ompi_building_shadow() &&
+              !OMPI_COMM_IS_INTER(comm);
     if (!uniform && !fs_coll_needs_survivors(comm)) {
         return NULL;
     }

@@ -227,6 +227,14 @@ int  fs_ompi_send_begin(fs_ompi_req_t *req);
 int  fs_ompi_send_restart(fs_ompi_req_t *req);
 int  fs_ompi_recv_restart(fs_ompi_req_t *req);
 
+/* The size of comm's peers' group: the remote group of an
+ * intercommunicator, the group of an intracommunicator (Open MPI's
+ * ompi_comm_remote_size gives 0 there). */
+static inline int fs_ompi_peer_size(const ompi_communicator_t *comm)
+{
+    return comm->c_remote_group->grp_proc_count;
+}
+
 /* pml.c */
 static inline fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm)
 {
@@ -325,21 +333,44 @@ int  fs_ompi_nb_begin(fs_ompi_nb_t *nb, MPI_Request *request);
 /* The agreement could not start: the request completes with rc. */
 void fs_ompi_nb_fail(fs_ompi_nb_t *nb, int rc);
 
-/* shrink.c: communicators of the survivors, with context ids private to
- * failstop (agreed as the MAX of every member's fs_ompi_private_cid). */
+/* waitall.c: MPI_Waitall past Open MPI 4.1's multi-threaded hang on a
+ * request that failed before the call */
+void fs_ompi_waitall_install(int multi_thread);
+void fs_ompi_waitall_uninstall(void);
+
+/* comm_build.c: communicators of the survivors, with context ids private
+ * to failstop (agreed as the MAX of every member's fs_ompi_private_cid;
+ * an intercommunicator's local communicator takes the agreed id + 2). */
 uint32_t fs_ompi_private_cid(void);
 /* The shadow's context id of a communicator created with recognized
- * failures (coll.c): derived from its own, never an agreed one. */
+ * failures (coll.c): derived from its own, never an agreed one; + 2 for
+ * the shadow's local communicator if it is an intercommunicator. */
 uint32_t fs_ompi_derived_cid(uint32_t cid);
+/* Bits of failed (member order, fs_comm_members) in group which, by rank
+ * there, into bits (fs_bm_words(size) words). */
+void fs_ompi_group_bits(fs_comm_t *fcomm, const uint64_t *failed, fs_comm_group_t which,
+                        uint64_t *bits, uint32_t size);
+/* The processes of group whose bit (by rank there) is set (set = 1) or
+ * clear (set = 0), in rank order. */
+int fs_ompi_group_select(struct ompi_group_t *group, const uint64_t *bits, int set,
+                         struct ompi_group_t **new_p);
+/* The communicator of parent's members outside failed (member order), in
+ * rank order: an intercommunicator of both groups' survivors if parent is
+ * one (its local communicator gets local_cid).  Visible: in Open MPI's
+ * table (MPI_Finalize frees it if the program does not); a shadow is not,
+ * fs_ompi_comm_survivors_free frees it. */
 int fs_ompi_comm_survivors(ompi_communicator_t *parent, const uint64_t *failed, uint32_t cid,
-                           int visible, const char *what, ompi_communicator_t **newcomm_p);
+                           uint32_t local_cid, int visible, const char *what,
+                           ompi_communicator_t **newcomm_p);
+void fs_ompi_comm_survivors_free(ompi_communicator_t *comm);
 /* survivors.c: after a validation, parent's collectives run over the
- * survivors (failed: the recognized members, cid: the agreed context id);
+ * survivors (failed: the recognized members in member order, cid and
+ * local_cid: as fs_ompi_comm_survivors takes them);
  * fs_ompi_survivors_release at parent's del_comm. */
 int  fs_ompi_survivors_install(ompi_communicator_t *parent, const uint64_t *failed,
-                               uint32_t cid);
+                               uint32_t cid, uint32_t local_cid);
 void fs_ompi_survivors_release(ompi_communicator_t *parent);
-/* shrink.c: a shadow's collective modules are being selected now */
+/* comm_build.c: a shadow's collective modules are being selected now */
 int  fs_ompi_building_shadow(void);
 /* uniform.c: pml_failstop_uniform_collectives */
 struct mca_coll_base_module_2_3_0_t *fs_ompi_uniform_module(void);

@@ -151,6 +151,7 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
         FS_ERROR("ignoring pml_failstop_inject");
     }
     opal_progress_register(fs_ompi_progress);
+    fs_ompi_waitall_install(mpi_threads);
     /* failstop-run: this rank called MPI_Init, so it must finalize */
     fs_ompi_status_mark("init", OMPI_PROC_MY_NAME->vpid, 0);
     fs_ompi_inject_point(FS_OMPI_PHASE_INIT);
@@ -166,6 +167,7 @@ int mca_pml_failstop_finalize(void)
     /* failstop-run: this rank reached MPI_Finalize */
     fs_ompi_status_mark("finalized", OMPI_PROC_MY_NAME->vpid, 0);
     opal_progress_unregister(fs_ompi_progress);
+    fs_ompi_waitall_uninstall();
     fs_ompi_failure_fini();
     fs_ompi_hb_fini();
     fs_engine_destroy(fs_ompi.engine);
@@ -387,6 +389,11 @@ static int fs_ompi_add_comm(ompi_communicator_t *comm)
         return OMPI_ERROR;
     }
     comm->c_pml_comm = (struct mca_pml_comm_t *)fcomm;
+    if (inter && (comm->c_local_comm != NULL) && (fs_ompi_comm(comm->c_local_comm) != NULL)) {
+        fs_ompi_lock();
+        fs_comm_set_local_comm(fcomm, fs_ompi_comm(comm->c_local_comm));
+        fs_ompi_unlock();
+    }
     if ((comm != &ompi_mpi_comm_world.comm) && (comm != &ompi_mpi_comm_self.comm)) {
         fs_ompi_inject_point(FS_OMPI_PHASE_COMM);
     }

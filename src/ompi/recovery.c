@@ -20,15 +20,33 @@ static int fs_recovery_rc(const fs_agreement_t *op)
     return op->unacked ? fs_ompi.errors.fail_stop_class : MPI_SUCCESS;
 }
 
+/* An intercommunicator's agreement gives each group the AND of the other
+ * group's flags (ULFM): it carries one AND per group, in the members' order
+ * (fs_comm_members), and each member contributes all ones to its own
+ * group's.  The slot of the other group: 0 on an intracommunicator. */
+static int fs_recovery_other_slot(fs_comm_t *fcomm)
+{
+    uint32_t rank;
+
+    return fs_comm_member_rank(fcomm, 0, &rank) == FS_COMM_LOCAL;
+}
+
 static int fs_recovery_start(MPI_Comm comm, int flag, fs_agreement_t *op)
 {
-    fs_agree_input_t in = { .nv = 1, .op = { FS_AGREE_AND }, .v = { (uint32_t)flag } };
+    fs_agree_input_t in = { .nv = 1, .op = { FS_AGREE_AND, FS_AGREE_AND } };
     fs_comm_t *fcomm;
     fs_status_t st;
-    int rc = fs_mpix_comm(comm, &fcomm);
+    int rc = fs_mpix_comm(comm, &fcomm), other;
 
     if (rc != MPI_SUCCESS) {
         return rc;
+    }
+    other = fs_recovery_other_slot(fcomm);
+    in.v[0] = (uint32_t)flag;
+    if (OMPI_COMM_IS_INTER(comm)) {
+        in.nv = 2;
+        in.v[1 - other] = (uint32_t)flag;   /* its own group's */
+        in.v[other]     = UINT32_MAX;
     }
     fs_ompi_lock();
     st = fs_comm_agree_start(fcomm, &in, op);
@@ -47,7 +65,7 @@ FS_MPIX_API int MPIX_Comm_agree(MPI_Comm comm, int *flag)
         }
         rc = fs_recovery_rc(&op);
         if (op.status == FS_OK) {
-            *flag = (int)(uint32_t)op.v[0];
+            *flag = (int)(uint32_t)op.v[fs_recovery_other_slot(op.comm)];
         }
     }
     return fs_mpix_error(comm, rc, "MPIX_Comm_agree");
@@ -65,7 +83,7 @@ static int fs_iagree_finish(fs_ompi_nb_t *nb)
     fs_iagree_t *ia = (fs_iagree_t *)nb;
 
     if (nb->op.status == FS_OK) {
-        *ia->flag = (int)(uint32_t)nb->op.v[0];
+        *ia->flag = (int)(uint32_t)nb->op.v[fs_recovery_other_slot(nb->op.comm)];
     }
     return fs_recovery_rc(&nb->op);
 }

@@ -39,11 +39,20 @@ fs_sv_t *fs_sv(ompi_communicator_t *comm)
 
 int fs_sv_root(const fs_sv_t *sv, int root, int *root_p)
 {
+    if (root < 0) {
+        *root_p = root;            /* an intercommunicator's MPI_ROOT or MPI_PROC_NULL */
+        return MPI_SUCCESS;
+    }
     if (sv->shadow_of[root] < 0) {
         return MPI_ERR_RANK;       /* a recognized failed root: documented in SEMANTICS */
     }
     *root_p = sv->shadow_of[root];
     return MPI_SUCCESS;
+}
+
+int fs_sv_is_root(ompi_communicator_t *comm, int root)
+{
+    return OMPI_COMM_IS_INTER(comm) ? (root == MPI_ROOT) : (ompi_comm_rank(comm) == root);
 }
 
 int fs_sv_started(ompi_communicator_t *comm, int rc, ompi_request_t **req)
@@ -236,7 +245,7 @@ static void fs_sv_free(fs_sv_t *sv)
         return;
     }
     if (sv->shadow != NULL) {
-        OBJ_RELEASE(sv->shadow);
+        fs_ompi_comm_survivors_free(sv->shadow);
     }
     free(sv->live);
     free(sv->shadow_of);
@@ -245,10 +254,13 @@ static void fs_sv_free(fs_sv_t *sv)
     free(sv);
 }
 
+/* The map is of the group parent's buffers and roots are ranks of: the
+ * remote group (an intracommunicator's whole group); failed: bits by rank
+ * there. */
 static fs_sv_t *fs_sv_new(ompi_communicator_t *shadow, ompi_communicator_t *parent,
                           const uint64_t *failed)
 {
-    int n = ompi_comm_size(parent), nlive = ompi_comm_size(shadow), r, i = 0;
+    int n = fs_ompi_peer_size(parent), nlive = fs_ompi_peer_size(shadow), r, i = 0;
     fs_sv_t *sv = calloc(1, sizeof(*sv));
 
     if (sv == NULL) {
@@ -294,20 +306,29 @@ static void fs_sv_install_table(mca_coll_base_comm_coll_t *c)
     fs_sv_install_vec(c);
 }
 
-int fs_ompi_survivors_install(ompi_communicator_t *parent, const uint64_t *failed, uint32_t cid)
+int fs_ompi_survivors_install(ompi_communicator_t *parent, const uint64_t *failed,
+                              uint32_t cid, uint32_t local_cid)
 {
     fs_comm_t *fcomm = fs_ompi_comm(parent);
-    fs_sv_t *old = fs_comm_shadow_host(fcomm), *sv;
+    fs_sv_t *old = fs_comm_shadow_host(fcomm), *sv = NULL;
     ompi_communicator_t *shadow;
-    int rc = fs_ompi_comm_survivors(parent, failed, cid, 0, "failstop survivors", &shadow);
+    uint32_t nr = (uint32_t)fs_ompi_peer_size(parent);
+    uint64_t *bits = malloc(fs_bm_words(nr) * sizeof(*bits));
+    int rc = (bits == NULL) ? MPI_ERR_NO_MEM :
+             fs_ompi_comm_survivors(parent, failed, cid, local_cid, 0, "failstop survivors",
+                                    &shadow);
 
+    if (rc == MPI_SUCCESS) {
+        fs_ompi_group_bits(fcomm, failed, FS_COMM_REMOTE, bits, nr);
+        sv = fs_sv_new(shadow, parent, bits);
+        if (sv == NULL) {
+            fs_ompi_comm_survivors_free(shadow);
+            rc = MPI_ERR_NO_MEM;
+        }
+    }
+    free(bits);
     if (rc != MPI_SUCCESS) {
         return rc;
-    }
-    sv = fs_sv_new(shadow, parent, failed);
-    if (sv == NULL) {
-        OBJ_RELEASE(shadow);
-        return MPI_ERR_NO_MEM;
     }
     fs_ompi_lock();
     fs_comm_set_shadow(fcomm, fs_ompi_comm(shadow), sv);

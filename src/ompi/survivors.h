@@ -14,6 +14,8 @@
 typedef struct fs_sv {
     ompi_communicator_t *shadow;
     int                  nlive;
+    /* of comm's remote group (an intracommunicator's whole group): the
+     * group buffers are laid out by and roots name */
     int                 *live;       /* shadow rank -> comm rank */
     int                 *shadow_of;  /* comm rank -> shadow rank, -1: recognized failed */
     int                 *ints;       /* 4 * nlive: one call's counts and displacements */
@@ -22,8 +24,11 @@ typedef struct fs_sv {
 
 /* comm's survivor map (comm is validated with recognized failures). */
 fs_sv_t *fs_sv(ompi_communicator_t *comm);
-/* The shadow rank of comm's root, or MPI_ERR_RANK (a recognized failed root). */
+/* The shadow rank of comm's root, or MPI_ERR_RANK (a recognized failed
+ * root); an intercommunicator's MPI_ROOT and MPI_PROC_NULL stay. */
 int      fs_sv_root(const fs_sv_t *sv, int root, int *root_p);
+/* This process is root (the one whose counts matter). */
+int      fs_sv_is_root(ompi_communicator_t *comm, int root);
 /* A nonblocking collective started on the shadow reports its errors
  * through comm's error handler. */
 int      fs_sv_started(ompi_communicator_t *comm, int rc, ompi_request_t **req);

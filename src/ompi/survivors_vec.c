@@ -25,7 +25,7 @@ static int fs_sv_gatherv_any(const void *sbuf, int scount, ompi_datatype_t *sdt,
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    if (ompi_comm_rank(comm) == root) {     /* the counts matter at the root only */
+    if (fs_sv_is_root(comm, root)) {     /* the counts matter at the root only */
         c = sv->ints;
         d = sv->ints + sv->nlive;
         if (rcounts != NULL) {
@@ -89,7 +89,7 @@ static int fs_sv_scatterv_any(const void *sbuf, const int *scounts, const int *d
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    if (ompi_comm_rank(comm) == root) {
+    if (fs_sv_is_root(comm, root)) {
         c = sv->ints;
         d = sv->ints + sv->nlive;
         if (scounts != NULL) {
@@ -196,7 +196,7 @@ static int fs_sv_allgather(const void *sbuf, int scount, ompi_datatype_t *sdt, v
 
     (void)m;
     if ((rc == MPI_SUCCESS) && (rdt == MPI_INT)) {
-        fs_sv_undefined_segments(fs_sv(comm), rbuf, rcount, ompi_comm_size(comm));
+        fs_sv_undefined_segments(fs_sv(comm), rbuf, rcount, fs_ompi_peer_size(comm));
     }
     return rc;
 }

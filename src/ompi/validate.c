@@ -35,9 +35,6 @@ static int fs_validate_start(MPI_Comm comm, fs_validate_t *va)
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    if (OMPI_COMM_IS_INTER(comm)) {
-        return MPI_ERR_UNSUPPORTED_OPERATION;
-    }
     va->failed = calloc(fs_comm_agree_words(fcomm), sizeof(uint64_t));
     if (va->failed == NULL) {
         return MPI_ERR_NO_MEM;
@@ -54,13 +51,54 @@ static int fs_validate_start(MPI_Comm comm, fs_validate_t *va)
     return (st == FS_OK) ? MPI_SUCCESS : fs_ompi_error(st);
 }
 
+/* F as a group, the same at every member: in member order (an
+ * intercommunicator's: the first group's failed, then the other's). */
+static int fs_validate_group(ompi_communicator_t *comm, const uint64_t *failed,
+                             ompi_group_t **group_p)
+{
+    fs_comm_t *fcomm = fs_ompi_comm(comm);
+    uint32_t nl = (uint32_t)ompi_comm_size(comm), nr = (uint32_t)fs_ompi_peer_size(comm);
+    uint64_t *bits = malloc((fs_bm_words(nl) + fs_bm_words(nr)) * sizeof(*bits));
+    ompi_group_t *part[2] = { NULL, NULL };
+    uint32_t rank;
+    int rc, local_first;
+
+    if (bits == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    if (!OMPI_COMM_IS_INTER(comm)) {
+        fs_ompi_group_bits(fcomm, failed, FS_COMM_REMOTE, bits, nr);
+        rc = fs_ompi_group_select(comm->c_local_group, bits, 1, group_p);
+        free(bits);
+        return rc;
+    }
+    local_first = (fs_comm_member_rank(fcomm, 0, &rank) == FS_COMM_LOCAL);
+    fs_ompi_group_bits(fcomm, failed, FS_COMM_LOCAL, bits, nl);
+    fs_ompi_group_bits(fcomm, failed, FS_COMM_REMOTE, bits + fs_bm_words(nl), nr);
+    rc = fs_ompi_group_select(comm->c_local_group, bits, 1, &part[!local_first]);
+    if (rc == MPI_SUCCESS) {
+        rc = fs_ompi_group_select(comm->c_remote_group, bits + fs_bm_words(nl), 1,
+                                  &part[local_first]);
+    }
+    if ((rc == MPI_SUCCESS) && (ompi_group_union(part[0], part[1], group_p) != OMPI_SUCCESS)) {
+        rc = MPI_ERR_NO_MEM;
+    }
+    free(bits);
+    for (rank = 0; rank < 2; ++rank) {
+        if (part[rank] != NULL) {
+            OBJ_RELEASE(part[rank]);
+        }
+    }
+    return rc;
+}
+
 /* The decision taken: recognize F, move the collectives, make the group. */
 static int fs_validate_finish(fs_ompi_nb_t *nb)
 {
     fs_validate_t *va = (fs_validate_t *)nb;
     ompi_communicator_t *comm = va->comm;
-    int n = ompi_comm_size(comm), nf = 0, r, rc;
-    int *ranks;
+    uint32_t cid = (uint32_t)nb->op.v[FS_VAL_CID];
+    int rc;
     fs_status_t st;
 
     if (nb->op.status != FS_OK) {
@@ -70,7 +108,7 @@ static int fs_validate_finish(fs_ompi_nb_t *nb)
         return fs_ompi_error(FS_ERR_REVOKED);
     }
     if (nb->op.nfailed != 0) {
-        rc = fs_ompi_survivors_install(comm, va->failed, (uint32_t)nb->op.v[FS_VAL_CID]);
+        rc = fs_ompi_survivors_install(comm, va->failed, cid, cid + 2);
         if (rc != MPI_SUCCESS) {
             return rc;
         }
@@ -81,18 +119,7 @@ static int fs_validate_finish(fs_ompi_nb_t *nb)
     if (st != FS_OK) {
         return fs_ompi_error(st);
     }
-    ranks = malloc((size_t)n * sizeof(*ranks));
-    if (ranks == NULL) {
-        return MPI_ERR_NO_MEM;
-    }
-    for (r = 0; r < n; ++r) {
-        if (fs_bm_test(va->failed, (uint32_t)r)) {
-            ranks[nf++] = r;
-        }
-    }
-    rc = ompi_group_incl(comm->c_local_group, nf, ranks, (ompi_group_t **)va->group);
-    free(ranks);
-    return (rc == OMPI_SUCCESS) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return fs_validate_group(comm, va->failed, (ompi_group_t **)va->group);
 }
 
 FS_MPIX_API int MPIX_Comm_validate(MPI_Comm comm, MPI_Group *failed)

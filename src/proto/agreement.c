@@ -6,8 +6,8 @@
  * sending inside it is unsafe): received messages are queued by the upcall
  * and handled in fs_agreement_work, after the progress call.
  *
- * Members are the communicator's ranks (intracommunicators); the view is
- * the engine's: a member is gone when its endpoint failed (the detector's
+ * Members are the communicator's (engine_int.h: an intercommunicator's
+ * two groups); the view is the engine's: a member is gone when its endpoint failed (the detector's
  * verdict or the transport's, fenced either way) or left. */
 #include "proto/engine_int.h"
 #include "common/fs_bitmap.h"
@@ -34,11 +34,11 @@ typedef struct fs_agree_tx {
 
 uint64_t fs_comm_fingerprint(const fs_comm_t *comm)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ comm->size;
+    uint64_t h = 0xcbf29ce484222325ull ^ comm->nmembers;
     uint32_t r;
 
-    for (r = 0; r < comm->size; r++) {
-        h ^= comm->peers[r].ep->id;
+    for (r = 0; r < comm->nmembers; r++) {
+        h ^= fs_comm_member_ep(comm, r)->id;
         h *= 0x100000001b3ull;
         h ^= h >> 29;
     }
@@ -51,8 +51,8 @@ static void fs_agreement_sync_view(fs_comm_t *comm)
 {
     uint32_t r;
 
-    for (r = 0; r < comm->size; r++) {
-        const fs_ep_t *ep = comm->peers[r].ep;
+    for (r = 0; r < comm->nmembers; r++) {
+        const fs_ep_t *ep = fs_comm_member_ep(comm, r);
 
         if (fs_ep_is_failed(ep) && (fs_peer_status(ep) == FS_ERR_PEER_FAILED)) {
             fs_agree_gone(comm->agree, r, 1);
@@ -75,7 +75,7 @@ fs_status_t fs_agreement_send_kind(fs_comm_t *comm, uint32_t to, uint32_t kind,
                                    const void *msg, size_t len)
 {
     fs_engine_t *engine = comm->engine;
-    fs_ep_t *ep = comm->peers[to].ep;
+    fs_ep_t *ep = fs_comm_member_ep(comm, to);
     fs_agree_tx_t *tx;
     fs_buf_t buf;
     fs_status_t st;
@@ -152,16 +152,16 @@ static const fs_agree_ops_t fs_agreement_ops = {
 
 static fs_status_t fs_agreement_attach(fs_comm_t *comm)
 {
-    fs_agree_config_t cfg = { .n = comm->size, .me = (uint32_t)comm->my_rank,
+    fs_agree_config_t cfg = { .n = comm->nmembers, .me = comm->my_member,
                               .star = (comm->engine->params->agree_star_max > 0) &&
                                       ((uint32_t)comm->engine->params->agree_star_max >=
-                                       comm->size) };
+                                       comm->nmembers) };
     fs_status_t status;
 
     if (comm->agree != NULL) {
         return FS_OK;
     }
-    if ((comm->local_eps != NULL) || (comm->my_rank < 0)) {
+    if (comm->my_rank < 0) {
         return FS_ERR_UNSUPPORTED;
     }
     status = fs_agree_create(&cfg, &fs_agreement_ops, comm, &comm->agree);
@@ -174,7 +174,7 @@ static fs_status_t fs_agreement_attach(fs_comm_t *comm)
 
 size_t fs_comm_agree_words(const fs_comm_t *comm)
 {
-    return fs_bm_words(comm->size);
+    return fs_bm_words(comm->nmembers);
 }
 
 fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
@@ -194,8 +194,8 @@ fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
     if (acked == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    for (r = 0; r < comm->size; r++) {
-        const fs_ep_t *ep = comm->peers[r].ep;
+    for (r = 0; r < comm->nmembers; r++) {
+        const fs_ep_t *ep = fs_comm_member_ep(comm, r);
 
         if (fs_ep_is_failed(ep) && (ep->fail_epoch <= comm->acked_epoch)) {
             fs_bm_set(acked, r);
@@ -258,7 +258,7 @@ static void fs_agreement_handle(fs_engine_t *engine, fs_agree_rx_t *rx)
         return;
     }
     if (rx->hdr.kind == FS_AGREE_KIND_REVOKE) {
-        fs_revoke_rx(comm);
+        fs_revoke_rx(comm, rx->data, rx->len);
         free(rx);
         fs_engine_count_msg(engine, NULL);
         return;

@@ -49,6 +49,8 @@ static int fs_comm_has_failed_member(const fs_comm_t *comm)
 static void fs_comm_free_alloc(fs_comm_t *comm)
 {
     free(comm->recognized);
+    free(comm->revoke_heard);
+    free(comm->members);
     free(comm->peers);
     free(comm->local_eps);
     free(comm);
@@ -78,6 +80,66 @@ static fs_comm_t *fs_comm_alloc(uint32_t size, uint32_t local_size,
         return NULL;
     }
     return comm;
+}
+
+static uint64_t fs_comm_lowest_id(fs_ep_t *const *eps, uint32_t n)
+{
+    uint64_t low = UINT64_MAX;
+    uint32_t r;
+
+    for (r = 0; r < n; ++r) {
+        low = (eps[r]->id < low) ? eps[r]->id : low;
+    }
+    return low;
+}
+
+/* The members (engine_int.h): an intercommunicator's two groups are
+ * disjoint, so the group holding the lowest process name is first at
+ * both sides. */
+static fs_status_t fs_comm_members_init(fs_comm_t *comm)
+{
+    fs_ep_t *const *local = comm->local_eps;
+    uint32_t r, nl = comm->local_size, nr = comm->size;
+    int local_first;
+
+    comm->nmembers   = comm->size;
+    comm->my_member  = (uint32_t)comm->my_rank;
+    comm->first_size = comm->size;
+    if (local == NULL) {
+        return FS_OK;
+    }
+    comm->members = malloc((size_t)(nl + nr) * sizeof(*comm->members));
+    if (comm->members == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    for (r = 0; r < nr; ++r) {
+        comm->members[r] = comm->peers[r].ep;       /* lined up below */
+    }
+    local_first = fs_comm_lowest_id(local, nl) < fs_comm_lowest_id(comm->members, nr);
+    if (local_first) {
+        memmove(comm->members + nl, comm->members, nr * sizeof(*comm->members));
+    }
+    memcpy(comm->members + (local_first ? 0 : nr), local, nl * sizeof(*local));
+    comm->nmembers    = nl + nr;
+    comm->local_first = (uint8_t)local_first;
+    comm->first_size = local_first ? nl : nr;
+    comm->my_member  = (uint32_t)comm->my_rank + (local_first ? 0 : nr);
+    return FS_OK;
+}
+
+uint32_t fs_comm_members(const fs_comm_t *comm, uint32_t *me_p)
+{
+    *me_p = comm->my_member;
+    return comm->nmembers;
+}
+
+fs_comm_group_t fs_comm_member_rank(const fs_comm_t *comm, uint32_t i, uint32_t *rank_p)
+{
+    int in_first = (i < comm->first_size);
+    int local    = (comm->members != NULL) && (in_first == comm->local_first);
+
+    *rank_p = in_first ? i : i - comm->first_size;
+    return local ? FS_COMM_LOCAL : FS_COMM_REMOTE;
 }
 
 /* Messages lost before the communicator existed break their channels now. */
@@ -131,6 +193,11 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
         fs_seq_rx_init(&comm->peers[r].rx);
         fs_dp_init(&comm->peers[r].poison);
     }
+    status = fs_comm_members_init(comm);
+    if (status != FS_OK) {
+        fs_comm_free_alloc(comm);
+        return status;
+    }
     /* a failure already known is not acknowledged on a new communicator */
     if (fs_comm_has_failed_member(comm)) {
         comm->coll_inactive   = 1;
@@ -176,6 +243,12 @@ void fs_comm_destroy(fs_comm_t *comm)
     fs_agreement_comm_destroy(comm);
     engine->comms[comm->cid] = NULL;
     fs_list_remove(&comm->elem);
+    for (e = engine->comms_list.next; e != &engine->comms_list; e = e->next) {
+        fs_comm_t *inter = fs_container_of(e, fs_comm_t, elem);
+        if (inter->local_comm == comm) {
+            inter->local_comm = NULL;       /* freed before its intercommunicator */
+        }
+    }
     fs_comm_free_alloc(comm);
 }
 

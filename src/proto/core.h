@@ -213,19 +213,26 @@ void        fs_comm_reenable_any_source(fs_comm_t *comm);
 int         fs_comm_any_source_enabled(const fs_comm_t *comm);
 int         fs_comm_collectives_enabled(const fs_comm_t *comm);
 
+/* The members agreements, revokes and validations span, numbered alike at
+ * every member: an intracommunicator's ranks; an intercommunicator's two
+ * groups one after the other (the group holding the lowest process name
+ * first).  Bit i of an agreed or recognized failed set is member i. */
+uint32_t        fs_comm_members(const fs_comm_t *comm, uint32_t *me_p);
+fs_comm_group_t fs_comm_member_rank(const fs_comm_t *comm, uint32_t i, uint32_t *rank_p);
+
 /* ---- validation (MPI-FT 17.7.4, src/proto/validate.c) ---- */
-/* The members in failed (bit r: rank r, fs_comm_agree_words words), decided
- * by a validation every member completes alike, are recognized on comm:
- * their failure no longer makes it collectively inactive.  Collectives are
- * active again unless a member outside failed is known failed (a failure
- * newer than the validation).  Intracommunicators only. */
+/* The members in failed (bit i: member i, fs_comm_agree_words words),
+ * decided by a validation every member completes alike, are recognized on
+ * comm: their failure no longer makes it collectively inactive.
+ * Collectives are active again unless a member outside failed is known
+ * failed (a failure newer than the validation). */
 fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed);
 /* comm's collectives run on shadow, the host's communicator of its
  * survivors (NULL: on comm itself); a revoke of comm revokes shadow too.
  * host_ext is the host's, kept with comm for fs_comm_shadow_host. */
 void        fs_comm_set_shadow(fs_comm_t *comm, fs_comm_t *shadow, void *host_ext);
 void       *fs_comm_shadow_host(const fs_comm_t *comm);
-/* comm's recognized failed members (bit r: rank r), or NULL if none. */
+/* comm's recognized failed members (bit i: member i), or NULL if none. */
 const uint64_t *fs_comm_recognized(const fs_comm_t *comm);
 
 /* ---- agreement over a communicator's alive members (src/proto/agreement.c) ----
@@ -241,16 +248,16 @@ typedef struct fs_agreement {
     int          unacked;     /* a failed member is not acknowledged by all */
     uint32_t     nfailed;
     uint64_t    *failed;      /* the host's, fs_comm_agree_words words, or NULL:
-                                 the agreed failed members (bit r: rank r) */
+                                 the agreed failed members (bit i: member i) */
     void       (*complete)(struct fs_agreement *op);   /* optional */
     void        *host;
 } fs_agreement_t;
 
 size_t      fs_comm_agree_words(const fs_comm_t *comm);
 /* Starts this member's next agreement on comm with contribution in (its
- * acked set is comm's acknowledged failures).  Collective, in the same
- * order at every member.  op->done is set when it is decided (maybe before
- * this returns).  FS_ERR_UNSUPPORTED for an intercommunicator. */
+ * acked set is comm's acknowledged failures).  Collective over both groups
+ * of an intercommunicator, in the same order at every member.  op->done is
+ * set when it is decided (maybe before this returns). */
 fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
                                 fs_agreement_t *op);
 
@@ -259,6 +266,12 @@ fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
  * reliably (forwarders may die), at every live member; agreements go on. */
 fs_status_t fs_comm_revoke(fs_comm_t *comm);
 int         fs_comm_is_revoked(const fs_comm_t *comm);
+/* The host runs part of intercommunicator inter's collectives on local, a
+ * communicator of inter's local group: a revoke of inter revokes local here
+ * too (each member hears of inter's revoke itself), and inter's collectives
+ * going off (a failure) turn local's off too.  Cleared when local is
+ * destroyed. */
+void        fs_comm_set_local_comm(fs_comm_t *inter, fs_comm_t *local);
 
 /* MPI_Abort: tells these peers to end with errcode (best effort, bounded). */
 void        fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps,

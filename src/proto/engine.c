@@ -234,6 +234,16 @@ unsigned fs_engine_progress(fs_engine_t *engine)
     return count;
 }
 
+/* An operation ended at its start on the failure state (a failed peer,
+ * collectives or MPI_ANY_SOURCE off, a revoke).  Programs loop on such
+ * errors until news comes -- a revoke, an agreement message (ULFM's do) --
+ * and such a loop never waits, so nothing else would let the news in: the
+ * transport is progressed here.  Error path only. */
+void fs_engine_progress_on_error(fs_engine_t *engine)
+{
+    (void)fs_engine_progress(engine);   /* nothing inside a progress call */
+}
+
 void fs_engine_wait(fs_engine_t *engine, const fs_req_t *req, void (*host_poll)(void))
 {
     unsigned (*poll)(fs_tl_t *tl) = engine->tl_ops->progress;

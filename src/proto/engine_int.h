@@ -3,6 +3,7 @@
 #define FS_PROTO_ENGINE_INT_H
 
 #include "proto/core.h"
+#include "common/fs_bitmap.h"
 #include "common/fs_log.h"
 #include "common/fs_mpool.h"
 #include "endpoint/seq.h"
@@ -85,16 +86,27 @@ struct fs_comm {
     uint8_t          coll_inactive;     /* 17.7: until the next validation */
     uint8_t          poisoned;          /* some bin has poisoned tags */
     uint64_t         acked_epoch;       /* failures acknowledged by reenable/ack */
+    /* The members agreements, revokes and validations span (comm.c):
+     * intracommunicators: the ranks (members NULL, peers[i].ep);
+     * intercommunicators: both groups, the one holding the lowest process
+     * name first, so that both sides number them alike. */
+    fs_ep_t        **members;
+    uint32_t         nmembers;
+    uint32_t         my_member;
+    uint32_t         first_size;        /* members below it: the first group */
+    uint8_t          local_first;       /* the first group is the local one */
     /* agreement.c: created at the first agreement or agreement message */
     fs_agree_t      *agree;
     uint64_t         fp;                /* fs_hdr_agree_t.fp of this group */
     fs_list_t        agree_ops;         /* fs_agreement_t running */
     /* validate.c (17.7.4): failures recognized by the last validation (bit
-     * r: rank r; NULL: none), and where the host runs comm's collectives */
+     * i: member i; NULL: none), and where the host runs comm's collectives */
     uint64_t        *recognized;
     fs_comm_t       *shadow;
     void            *shadow_host;
     /* revoke.c */
+    fs_comm_t       *local_comm;        /* an intercommunicator's, revoked with it */
+    uint64_t        *revoke_heard;      /* members that told us they revoked it */
     uint8_t          revoked;
     uint32_t         revoke_nb[2];      /* the next live member each way, told */
 };
@@ -166,6 +178,28 @@ static inline fs_comm_t *fs_engine_comm(const fs_engine_t *engine, uint32_t cid)
     return (cid < engine->comms_cap) ? engine->comms[cid] : NULL;
 }
 
+/* engine.c: an operation ended at its start on the failure state */
+void fs_engine_progress_on_error(fs_engine_t *engine);
+
+static inline fs_ep_t *fs_comm_member_ep(const fs_comm_t *comm, uint32_t i)
+{
+    return (comm->members != NULL) ? comm->members[i] : comm->peers[i].ep;
+}
+
+/* The member index of peers[rank] (the remote group's rank). */
+static inline uint32_t fs_comm_member_of_peer(const fs_comm_t *comm, uint32_t rank)
+{
+    return ((comm->members != NULL) && comm->local_first) ? comm->local_size + rank : rank;
+}
+
+/* revoke.c: a message from rank of comm, which its sender has revoked (it
+ * told us): dropped, never kept (its send has ended). */
+static inline int fs_revoke_drops(const fs_comm_t *comm, uint32_t rank)
+{
+    return (comm->revoke_heard != NULL) &&
+           fs_bm_test(comm->revoke_heard, fs_comm_member_of_peer(comm, rank));
+}
+
 /* msg.c */
 fs_status_t fs_msg_pools_init(fs_engine_t *engine);
 void        fs_msg_pools_cleanup(fs_engine_t *engine);
@@ -232,8 +266,8 @@ fs_status_t fs_agreement_send_kind(fs_comm_t *comm, uint32_t to, uint32_t kind,
                                    const void *msg, size_t len);
 uint64_t    fs_comm_fingerprint(const fs_comm_t *comm);
 
-/* revoke.c */
-void        fs_revoke_rx(fs_comm_t *comm);
+/* revoke.c: a revoke message (its payload: the sender's member index) */
+void        fs_revoke_rx(fs_comm_t *comm, const void *data, size_t len);
 /* comm is revoked here only (a shadow of a revoked communicator). */
 void        fs_revoke_local(fs_comm_t *comm);
 

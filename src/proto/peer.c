@@ -399,6 +399,11 @@ void fs_comm_fail_collectives(fs_comm_t *comm)
     uint32_t r;
 
     comm->coll_inactive = 1;
+    if ((comm->local_comm != NULL) && !comm->local_comm->coll_inactive) {
+        /* an intercommunicator's collectives run partly on its local
+         * communicator, whose members may all be alive: those parts end too */
+        fs_comm_fail_collectives(comm->local_comm);
+    }
     for (r = 0; r < comm->size; ++r) {
         fs_comm_fail_list(comm, &comm->peers[r].bin.posted, 1, FS_ERR_COLL_INACTIVE);
     }

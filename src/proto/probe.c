@@ -18,6 +18,7 @@ fs_status_t fs_probe(fs_comm_t *comm, int32_t src, int32_t tag, int remove,
     }
     status = fs_recv_precheck(comm, peer, tag);
     if (status != FS_OK) {
+        fs_engine_progress_on_error(comm->engine);
         return status;      /* wildcard probes are disabled too (17.6) */
     }
     found = fs_mq_find_unexpected(&comm->mq, (peer != NULL) ? &peer->bin : NULL, tag);

@@ -192,6 +192,10 @@ fs_status_t fs_rx_sequence(fs_comm_t *comm, int32_t rank, fs_msg_t *msg,
         fs_rx_discard(engine, msg);
         return FS_OK;
     }
+    if (fs_unlikely(comm->revoked) && fs_revoke_drops(comm, (uint32_t)rank)) {
+        fs_rx_discard(engine, msg);     /* its sender revoked comm: its send ended */
+        return FS_OK;
+    }
     if (fs_unlikely(peer->broken != FS_CHAN_OK) &&
         ((peer->broken == FS_CHAN_DEAD) ||
          ((int16_t)(uint16_t)(msg->seq.seq - peer->lost_seq) >= 0))) {
@@ -365,6 +369,9 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
     if (status != FS_INPROGRESS) {
         rreq->super.status  = status;
         rreq->super.flags  |= FS_REQ_F_DONE;
+    }
+    if (fs_unlikely((status != FS_OK) && (status != FS_INPROGRESS))) {
+        fs_engine_progress_on_error(engine);
     }
     return status;
 }

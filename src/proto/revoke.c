@@ -3,20 +3,30 @@
  * point or collective, ends with FS_ERR_REVOKED; agreements (FS_AM_AGREE)
  * go on, so that programs can agree and shrink.
  *
- * The news floods over the binomial graph of the live members (each tells
+ * The news floods over the binomial graph of the live members (both
+ * groups of an intercommunicator, numbered as agreement.c numbers them) (each tells
  * the members 1, 2, 4, ... positions away each way: about 2 log2 n
  * messages per member).  Forwarders may die: whenever the view changes, a
  * revoked member tells its distance-1 neighbours if they changed.  The
  * live members always form a ring through those links, so a live member
  * that has not heard follows one that has with only dead members between
- * them; when the last of those is known dead it is told. */
+ * them; when the last of those is known dead it is told.
+ *
+ * A revoke message names its sender (its member index).  A send the
+ * revoke ended but the transport still holds -- a rendezvous its receiver
+ * keeps unmatched -- would hold its sender until the receiver frees the
+ * communicator, and a blocking send would hold the program (which would
+ * rather shrink with the receiver).  So a member that ends such sends tells
+ * their receivers, and a receiver told by the sender drops what it keeps
+ * and will get from that sender on the communicator: its send has ended. */
 #include "proto/engine_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int fs_revoke_live(const fs_comm_t *comm, uint32_t r)
 {
-    const fs_ep_t *ep = comm->peers[r].ep;
+    const fs_ep_t *ep = fs_comm_member_ep(comm, r);
 
     return ep->is_self || fs_ep_is_usable(ep);
 }
@@ -25,11 +35,11 @@ static int fs_revoke_live(const fs_comm_t *comm, uint32_t r)
  * UINT32_MAX if that wraps onto us. */
 static uint32_t fs_revoke_neighbour(const fs_comm_t *comm, uint32_t dist, int dir)
 {
-    uint32_t n = comm->size, r = (uint32_t)comm->my_rank, steps = 0;
+    uint32_t n = comm->nmembers, r = comm->my_member, steps = 0;
 
     while (steps < dist) {
         r = (uint32_t)(((int64_t)r + dir + n) % n);
-        if (r == (uint32_t)comm->my_rank) {
+        if (r == comm->my_member) {
             return UINT32_MAX;
         }
         steps += fs_revoke_live(comm, r);
@@ -39,15 +49,17 @@ static uint32_t fs_revoke_neighbour(const fs_comm_t *comm, uint32_t dist, int di
 
 static void fs_revoke_tell(fs_comm_t *comm, uint32_t r)
 {
-    if ((r != UINT32_MAX) && (r != (uint32_t)comm->my_rank)) {
-        (void)fs_agreement_send_kind(comm, r, FS_AGREE_KIND_REVOKE, NULL, 0);
+    if ((r != UINT32_MAX) && (r != comm->my_member)) {
+        (void)fs_agreement_send_kind(comm, r, FS_AGREE_KIND_REVOKE, &comm->my_member,
+                                     sizeof(comm->my_member));
     }
 }
 
 /* Pending operations end.  Buffered messages stay until the communicator
- * is freed, and so do those that still come: giving a rendezvous
- * descriptor back would complete its sender's operation as a success
- * (even a synchronous send) if it has not heard of the revoke yet; when it
+ * is freed or their sender tells us it revoked it too (fs_revoke_heard),
+ * and so do those that still come: giving a rendezvous descriptor back
+ * would complete its sender's operation as a success (even a synchronous
+ * send) if it has not heard of the revoke yet; when it
  * hears, its operation ends with FS_ERR_REVOKED. */
 static void fs_revoke_fail_pending(fs_comm_t *comm)
 {
@@ -74,11 +86,13 @@ static void fs_revoke_fail_pending(fs_comm_t *comm)
                 /* not cancelled: a send to a live process ends when that
                  * one gives the message back (at the latest when it frees
                  * the communicator); the request is idle then */
+                fs_send_t *sreq = fs_container_of(req, fs_send_t, super);
+
                 fs_req_untrack(req);
                 req->flags |= FS_REQ_F_ABANDONED;
                 ++ep->abandoned;
-                fs_send_finish(engine, fs_container_of(req, fs_send_t, super),
-                               FS_ERR_REVOKED);
+                fs_revoke_tell(comm, fs_comm_member_of_peer(comm, (uint32_t)sreq->dst));
+                fs_send_finish(engine, sreq, FS_ERR_REVOKED);
             }
         }
     }
@@ -114,7 +128,10 @@ static void fs_revoke_now(fs_comm_t *comm)
         /* its members are comm's: they revoke it when comm's revoke reaches them */
         fs_revoke_local(comm->shadow);
     }
-    for (dist = 1; dist < comm->size; dist <<= 1) {
+    if (comm->local_comm != NULL) {
+        fs_revoke_local(comm->local_comm);      /* so is an intercommunicator's */
+    }
+    for (dist = 1; dist < comm->nmembers; dist <<= 1) {
         fs_revoke_tell(comm, fs_revoke_neighbour(comm, dist, +1));
         fs_revoke_tell(comm, fs_revoke_neighbour(comm, dist, -1));
     }
@@ -124,11 +141,19 @@ static void fs_revoke_now(fs_comm_t *comm)
 
 fs_status_t fs_comm_revoke(fs_comm_t *comm)
 {
-    if (comm->local_eps != NULL) {
-        return FS_ERR_UNSUPPORTED;      /* intercommunicators: not yet */
-    }
     fs_revoke_now(comm);
     return FS_OK;
+}
+
+void fs_comm_set_local_comm(fs_comm_t *inter, fs_comm_t *local)
+{
+    inter->local_comm = local;
+    if ((local != NULL) && inter->revoked) {
+        fs_revoke_local(local);
+    }
+    if ((local != NULL) && inter->coll_inactive && !local->coll_inactive) {
+        fs_comm_fail_collectives(local);
+    }
 }
 
 int fs_comm_is_revoked(const fs_comm_t *comm)
@@ -136,10 +161,49 @@ int fs_comm_is_revoked(const fs_comm_t *comm)
     return comm->revoked;
 }
 
-void fs_revoke_rx(fs_comm_t *comm)
+/* Member 'from' revoked comm: what it sent and we keep goes (see the top). */
+static void fs_revoke_heard(fs_comm_t *comm, uint32_t from)
 {
-    if (comm->local_eps == NULL) {
-        fs_revoke_now(comm);
+    fs_engine_t *engine = comm->engine;
+    uint32_t rank, nl = (comm->members != NULL) ? comm->local_size : 0;
+    fs_list_t *e, *next;
+    fs_seq_item_t *item;
+
+    rank = comm->local_first ? from - nl : from;
+    if ((from >= comm->nmembers) || (comm->local_first && (from < nl)) ||
+        (rank >= comm->size)) {
+        return;                         /* our own group's: nothing of ours */
+    }
+    if (comm->revoke_heard == NULL) {
+        comm->revoke_heard = calloc(fs_bm_words(comm->nmembers), sizeof(uint64_t));
+        if (comm->revoke_heard == NULL) {
+            FS_ERROR("cid %u: no memory to release what rank %u sent", comm->cid, rank);
+            return;
+        }
+    }
+    fs_bm_set(comm->revoke_heard, from);
+    for (e = comm->mq.unexpected_all.next; e != &comm->mq.unexpected_all; e = next) {
+        fs_msg_t *msg = fs_container_of(e, fs_msg_t, mq.all_elem);
+
+        next = e->next;
+        if ((uint32_t)msg->mq.src == rank) {
+            fs_mq_remove_unexpected(&comm->mq, &msg->mq);
+            fs_msg_free(engine, msg);   /* a rendezvous sender is released */
+        }
+    }
+    while ((item = fs_seq_unpark_any(&comm->peers[rank].rx)) != NULL) {
+        fs_msg_free(engine, fs_container_of(item, fs_msg_t, seq));
+    }
+}
+
+void fs_revoke_rx(fs_comm_t *comm, const void *data, size_t len)
+{
+    uint32_t from;
+
+    fs_revoke_now(comm);
+    if (len == sizeof(from)) {
+        memcpy(&from, data, sizeof(from));
+        fs_revoke_heard(comm, from);
     }
 }
 

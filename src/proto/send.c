@@ -176,6 +176,7 @@ fs_status_t fs_send_start(fs_send_t *sreq)
     if (fs_unlikely(status != FS_OK)) {
         sreq->super.status = status;
         sreq->super.flags  = FS_REQ_F_DONE;
+        fs_engine_progress_on_error(engine);
         return status;
     }
     if (fs_unlikely(ep->is_self)) {

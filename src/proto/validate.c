@@ -17,8 +17,8 @@ int fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep)
     if (comm->recognized == NULL) {
         return 0;
     }
-    for (r = 0; r < comm->size; ++r) {
-        if (comm->peers[r].ep == ep) {
+    for (r = 0; r < comm->nmembers; ++r) {
+        if (fs_comm_member_ep(comm, r) == ep) {
             if (!fs_bm_test(comm->recognized, r)) {
                 return 0;
             }
@@ -30,22 +30,18 @@ int fs_comm_failure_recognized(const fs_comm_t *comm, const fs_ep_t *ep)
 
 fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed)
 {
-    uint64_t *bits;
+    uint64_t *bits = malloc(fs_bm_words(comm->nmembers) * sizeof(*bits));
     uint32_t r;
 
-    if (comm->local_eps != NULL) {
-        return FS_ERR_UNSUPPORTED;
-    }
-    bits = malloc(fs_bm_words(comm->size) * sizeof(*bits));
     if (bits == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    fs_bm_copy(bits, failed, comm->size);
+    fs_bm_copy(bits, failed, comm->nmembers);
     free(comm->recognized);
     comm->recognized    = bits;
     comm->coll_inactive = 0;
-    for (r = 0; r < comm->size; ++r) {
-        fs_ep_t *ep = comm->peers[r].ep;
+    for (r = 0; r < comm->nmembers; ++r) {
+        fs_ep_t *ep = fs_comm_member_ep(comm, r);
         if (!fs_bm_test(bits, r)) {
             continue;
         }
@@ -56,9 +52,9 @@ fs_status_t fs_comm_recognize(fs_comm_t *comm, const uint64_t *failed)
             fs_peer_fail(comm->engine, ep, NULL, NULL);
         }
     }
-    for (r = 0; r < comm->size; ++r) {
-        if (fs_ep_is_failed(comm->peers[r].ep) && !fs_bm_test(bits, r)) {
-            FS_DEBUG("cid %u: rank %u failed after the validation decided", comm->cid, r);
+    for (r = 0; r < comm->nmembers; ++r) {
+        if (fs_ep_is_failed(fs_comm_member_ep(comm, r)) && !fs_bm_test(bits, r)) {
+            FS_DEBUG("cid %u: member %u failed after the validation decided", comm->cid, r);
             fs_comm_fail_collectives(comm);
             break;
         }
@@ -90,18 +86,14 @@ const uint64_t *fs_comm_recognized(const fs_comm_t *comm)
  * came from with the same decision (else the creation failed). */
 fs_status_t fs_comm_recognize_known(fs_comm_t *comm)
 {
-    uint64_t *bits;
+    uint64_t *bits = calloc(fs_bm_words(comm->nmembers), sizeof(*bits));
     uint32_t r;
 
-    if (comm->local_eps != NULL) {
-        return FS_OK;                   /* intercommunicators: inactive */
-    }
-    bits = calloc(fs_bm_words(comm->size), sizeof(*bits));
     if (bits == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    for (r = 0; r < comm->size; ++r) {
-        const fs_ep_t *ep = comm->peers[r].ep;
+    for (r = 0; r < comm->nmembers; ++r) {
+        const fs_ep_t *ep = fs_comm_member_ep(comm, r);
         if (!fs_ep_is_failed(ep)) {
             continue;
         }

@@ -284,6 +284,34 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
     }
 }
 
+/* The launcher told the program its command line through OMPI_COMMAND and
+ * OMPI_ARGV (MPI_INFO_ENV's "command" and "argv"), and they name this
+ * wrapper: programs that spawn copies of themselves from MPI_INFO_ENV
+ * (ULFM's stress/spawn) would spawn the wrapper.  The child gets its own. */
+static void fs_rank_set_command(char *const *cmd)
+{
+    size_t len = 1;
+    char *args;
+    int i;
+
+    for (i = 1; cmd[i] != NULL; i++) {
+        len += strlen(cmd[i]) + 1;
+    }
+    args = calloc(1, len);
+    if (args == NULL) {
+        return;                     /* the wrapper's stays: only the info key */
+    }
+    for (i = 1; cmd[i] != NULL; i++) {
+        strcat(args, cmd[i]);
+        if (cmd[i + 1] != NULL) {
+            strcat(args, " ");
+        }
+    }
+    setenv("OMPI_COMMAND", cmd[0], 1);
+    setenv("OMPI_ARGV", args, 1);
+    free(args);
+}
+
 int main(int argc, char **argv)
 {
     const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
@@ -317,6 +345,7 @@ int main(int argc, char **argv)
     if (fs_rank_child == 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fs_rank_set_command(argv + 1);
         execvp(argv[1], argv + 1);
         fprintf(stderr, "failstop-rank: cannot run %s: %s\n", argv[1], strerror(errno));
         _exit(127);

@@ -6,6 +6,10 @@
  * gives communicators of the alive processes only (rank 1 supplied
  * MPI_UNDEFINED), with every collective working; a duplicate of the
  * duplicate and MPI_Comm_create_group of the survivors' group work too.
+ * An intercommunicator (17.8.3) between the even ranks and the odd ones
+ * (rank 1 in them, recognized: their MPI_Comm_create keeps it) works across
+ * the groups over the survivors: allreduce, bcast, gather (rank 1's
+ * segment untouched).
  * Then the last rank dies: the duplicate's collectives are off (a newer
  * failure) until it is validated ({1, last}), then work again.
  * FS_TEST_NPS: 4 5
@@ -36,6 +40,45 @@ static void expect_carried(mt_loc at, MPI_Comm comm, const int *world_dead)
     memcpy(dead, world_dead, sizeof(int) * (size_t)n);
     mt_expect(at, ft_failed_count(comm) >= 1, "the failed rank 1 is not failed in it");
     sv_check_all(at, comm, dead);
+}
+
+/* Evens (A) and odds (B, the dead rank 1 in it) joined by
+ * MPI_Intercomm_create on communicators holding rank 1 as recognized. */
+static void check_intercomm(mt_loc at, int n, int me)
+{
+    MPI_Comm half, ic;
+    MPI_Group world, mine;
+    int ranks[SV_MAX], k = 0, i, in_a = (me % 2) == 0, want = 0, sum = -1, x;
+    long s, r[SV_MAX];
+
+    MT_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    for (i = me % 2; i < n; i += 2)
+        ranks[k++] = i;
+    MT_CHECK(MPI_Group_incl(world, k, ranks, &mine));
+    ft_watchdog_arm(at, "intercommunicator creation after validate");
+    MT_CHECK(MPI_Comm_create(MPI_COMM_WORLD, mine, &half));    /* disjoint groups */
+    /* B's leader is world 3, its local rank 1: world 1 is dead */
+    MT_CHECK(MPI_Intercomm_create(half, in_a ? 0 : 1, MPI_COMM_WORLD, in_a ? 3 : 0, 21, &ic));
+    for (i = in_a; i < n; i += 2)       /* the other group's alive ranks */
+        want += (i != 1) ? i : 0;
+    MT_CHECK(MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, ic));
+    mt_expect(at, sum == want, "allreduce across: %d, want %d", sum, want);
+    x = (me == 3) ? 33 : -1;            /* B's leader to A */
+    MT_CHECK(MPI_Bcast(&x, 1, MPI_INT, in_a ? 1 : (me == 3 ? MPI_ROOT : MPI_PROC_NULL), ic));
+    mt_expect(at, !in_a || x == 33, "bcast from B: %d", x);
+    for (i = 0; i < SV_MAX; i++)
+        r[i] = -7;
+    s = 100L * me;                      /* A's rank 0 gathers from B */
+    MT_CHECK(MPI_Gather(&s, 1, MPI_LONG, r, 1, MPI_LONG,
+                        in_a ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
+    ft_watchdog_disarm();
+    for (i = 0; me == 0 && 2 * i + 1 < n; i++)
+        mt_expect(at, r[i] == (i == 0 ? -7 : 100L * (2 * i + 1)), "gather segment %d: %ld",
+                  i, r[i]);
+    MT_CHECK(MPI_Comm_free(&ic));
+    MT_CHECK(MPI_Comm_free(&half));
+    MT_CHECK(MPI_Group_free(&mine));
+    MT_CHECK(MPI_Group_free(&world));
 }
 
 int main(int argc, char **argv)
@@ -89,6 +132,7 @@ int main(int argc, char **argv)
             ranks[k++] = i;
     expect_world_ranks(MT_HERE, grouped, ranks, k);
     sv_check_all(MT_HERE, grouped, none);
+    check_intercomm(MT_HERE, n, me);
 
     /* a newer failure: off until the next validation */
     {
