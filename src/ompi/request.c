@@ -122,6 +122,8 @@ void fs_ompi_req_signal(ompi_request_t *req)
 {
     int err = req->req_status.MPI_ERROR;
 
+    FS_TSAN_RELEASE(req);       /* Open MPI's completion CAS orders it (waitall.c) */
+
     if (OPAL_LIKELY(err == MPI_SUCCESS) || fs_ompi.multi_thread ||
         (req->req_complete_cb != NULL)) {
         ompi_request_complete(req, true);

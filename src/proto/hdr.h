@@ -46,13 +46,14 @@ enum {
 #define FS_CTRL_F_RECEIVING  0x1u
 
 /* FS_AM_AGREE: an agreement message (src/failure/agree.h) for the
- * communicator cid whose group has fingerprint fp (16 bytes); the message
- * is the payload, always eager. */
+ * communicator cid whose members have fingerprint fp (16 bytes); the
+ * message is the payload (REVOKE's: its sender's member index, u32),
+ * always eager. */
 typedef struct fs_hdr_agree {
     uint32_t  cid;
     uint32_t  kind;     /* FS_AGREE_KIND_* */
-    uint64_t  fp;       /* hash of the group's process ids, in rank order:
-                           Open MPI reuses context ids */
+    uint64_t  fp;       /* hash of the members' process ids, in member order
+                           (fs_comm_members): Open MPI reuses context ids */
 } fs_hdr_agree_t;
 
 /* The engine's address for the modex: this preamble, then the transport's
@@ -63,7 +64,7 @@ typedef struct fs_hdr_agree {
  * delivers over endpoints opened to addresses from this job's modex, and a
  * UCX worker address is unique to its process.) */
 #define FS_WIRE_MAGIC   0x50545346u  /* "FSTP" */
-#define FS_WIRE_VERSION 3u
+#define FS_WIRE_VERSION 4u
 
 typedef struct fs_hdr_addr {
     uint32_t  magic;    /* FS_WIRE_MAGIC */

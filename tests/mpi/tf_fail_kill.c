@@ -11,6 +11,7 @@
  * FS_TEST_NPS: 3
  * FS_TEST_RUN_OPTS: --kill 1@1.5
  * FS_TEST_FAULT: 1
+ * FS_TEST_REPEAT_MAX: 10
  */
 #include "faulttest.h"
 

@@ -25,6 +25,7 @@
  *     segments untouched), gather to each side's root, barrier.
  * FS_TEST_NPS: 5 6
  * FS_TEST_FAULT: 1
+ * FS_TEST_REPEAT_MAX: 10
  */
 #include "faulttest.h"
 

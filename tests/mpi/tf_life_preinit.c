@@ -9,6 +9,7 @@
  * hang fails it by the time limit.  docs/SEMANTICS.md, "Lifecycle".
  * FS_TEST_NPS: 3
  * FS_TEST_FAULT: 1
+ * FS_TEST_REPEAT_MAX: 10
  * FS_TEST_EXPECT: abort
  * FS_TEST_EXPECT_OUTPUT: process 2 ended before MPI_Init's address exchange
  */
