@@ -9,6 +9,7 @@
 #include "opal/mca/pmix/pmix.h"
 #include "orte/mca/errmgr/errmgr.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,59 @@ static int fs_ompi_abort_peers(orte_process_name_t *procs, orte_std_cntr_t num_p
            fs_ompi_orig_abort_peers(procs, num_procs, error_code) : ORTE_ERR_NOT_IMPLEMENTED;
 }
 
+/* The daemon is gone: end as a failed process, with the record saying why. */
+static void fs_ompi_runtime_end(void)
+{
+    char msg[256];
+    int n;
+    ssize_t w;
+
+    /* its output went through the daemon too: a write would raise SIGPIPE.
+     * No stdio: this also runs in a signal handler (fs_ompi_sigpipe). */
+    signal(SIGPIPE, SIG_IGN);
+    fs_ompi_mark("runtime_lost", 1);
+    n = snprintf(msg, sizeof(msg), "[failstop:%u] lost the connection to Open MPI's "
+                 "daemon on this host: this process can no longer be managed and ends; "
+                 "the others find it failed and go on\n", OMPI_PROC_MY_NAME->vpid);
+    if ((n > 0) && ((size_t)n < sizeof(msg))) {
+        w = write(2, msg, (size_t)n);
+        (void)w;
+    }
+    _exit(1);
+}
+
+/* The daemon also carries this process's output.  When it dies the pipes
+ * break, and a write there (a log line on learning that a neighbour ended,
+ * UCX's, the program's) raised SIGPIPE and ended the process before PMIx
+ * told it the daemon was gone (seen 2 runs in 10 of net.sh's daemon case).
+ * A SIGPIPE while stdout or stderr is a broken pipe is that loss; any other
+ * keeps its default action. */
+static void fs_ompi_sigpipe(int sig)
+{
+    struct pollfd out[2] = { { .fd = 1 }, { .fd = 2 } };
+
+    if (__atomic_load_n(&fs_ompi_runtime_watched, __ATOMIC_ACQUIRE) &&
+        (poll(out, 2, 0) > 0) && ((out[0].revents | out[1].revents) & POLLERR)) {
+        fs_ompi_runtime_end();
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Only where the program left SIGPIPE's default (which ends the process). */
+static void fs_ompi_sigpipe_watch(void)
+{
+    struct sigaction now, sa;
+
+    if ((sigaction(SIGPIPE, NULL, &now) != 0) || (now.sa_handler != SIG_DFL)) {
+        return;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = fs_ompi_sigpipe;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGPIPE, &sa, NULL);
+}
+
 /* PMIx tells a process that lost its connection to the runtime daemon of
  * its host (the daemon died or was killed).  Open MPI's default handler calls
  * MPI_Abort on MPI_COMM_WORLD, which failstop would carry to every process:
@@ -128,13 +182,7 @@ static void fs_ompi_runtime_lost(int status, const opal_process_name_t *source,
         }
         return;
     }
-    /* its output went through the daemon too: a write would raise SIGPIPE */
-    signal(SIGPIPE, SIG_IGN);
-    fs_ompi_mark("runtime_lost", 1);
-    fprintf(stderr, "[failstop:%u] lost the connection to Open MPI's daemon on this "
-            "host: this process can no longer be managed and ends; the others find "
-            "it failed and go on\n", OMPI_PROC_MY_NAME->vpid);
-    _exit(1);
+    fs_ompi_runtime_end();
 }
 
 /* First in PMIx's chain of default handlers: Open MPI's, registered in
@@ -167,6 +215,7 @@ void fs_ompi_failure_init(void)
     fs_ompi_orig_abort_peers = orte_errmgr.abort_peers;
     orte_errmgr.abort_peers  = fs_ompi_abort_peers;
     fs_ompi_runtime_watch();
+    fs_ompi_sigpipe_watch();
     __atomic_store_n(&fs_ompi_runtime_watched, 1, __ATOMIC_RELEASE);
 }
 
