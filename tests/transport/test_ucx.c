@@ -151,8 +151,13 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
     ucs_log_dispatch("src/ucs/sys/sock.c", 1, "f", UCS_LOG_LEVEL_ERROR,
                      &ucs_global_opts.log_component, "recv(fd=%d) failed: %s", 35,
                      "Connection reset by peer");
+    ucs_log_dispatch("src/uct/sm/mm/sysv/mm_sysv.c", 57, "uct_sysv_mem_attach",
+                     UCS_LOG_LEVEL_ERROR, &ucs_global_opts.log_component,
+                     "shmat(shmid=%d) failed: %m", 426442771);
     ucs_log_dispatch("src/ucs/sys/sock.c", 2, "f", UCS_LOG_LEVEL_ERROR,
                      &ucs_global_opts.log_component, "unrelated %s", "trouble");
+    ucs_log_dispatch("src/uct/sm/mm/sysv/mm_sysv.c", 3, "f", UCS_LOG_LEVEL_ERROR,
+                     &ucs_global_opts.log_component, "other %s", "shm trouble");
     fs_tl_ucx_ops.fini(a.tl);
     fs_tl_ucx_ops.fini(b.tl);
     fflush(stdout);
@@ -164,7 +169,9 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
     fread(out + n, 1, sizeof(out) - 1 - n, f);
     cr_expect(strstr(out, "Connection refused") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "Connection reset") == NULL, "printed: %s", out);
+    cr_expect(strstr(out, "shmat") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "unrelated trouble") != NULL, "not printed: '%s'", out);
+    cr_expect(strstr(out, "other shm trouble") != NULL, "not printed: '%s'", out);
 }
 
 /* A close the caller stopped waiting for (the departure's bounded drain, a
