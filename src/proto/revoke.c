@@ -165,13 +165,11 @@ int fs_comm_is_revoked(const fs_comm_t *comm)
 static void fs_revoke_heard(fs_comm_t *comm, uint32_t from)
 {
     fs_engine_t *engine = comm->engine;
-    uint32_t rank, nl = (comm->members != NULL) ? comm->local_size : 0;
+    uint32_t rank;
     fs_list_t *e, *next;
     fs_seq_item_t *item;
 
-    rank = comm->local_first ? from - nl : from;
-    if ((from >= comm->nmembers) || (comm->local_first && (from < nl)) ||
-        (rank >= comm->size)) {
+    if ((from >= comm->nmembers) || (fs_comm_member_rank(comm, from, &rank) != FS_COMM_REMOTE)) {
         return;                         /* our own group's: nothing of ours */
     }
     if (comm->revoke_heard == NULL) {
