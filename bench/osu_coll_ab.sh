@@ -61,8 +61,14 @@ for r in $(seq 1 "$ROUNDS"); do
     [ -n "${FS_AB_REPORT_ONLY:-}" ] && break
     for np in $NPS; do
         for b in osu_allreduce osu_bcast osu_barrier; do
-            run "$r" base "$base/build/bin/failstop-run" "$b" "$np"
-            run "$r" new "$BUILD/bin/failstop-run" "$b" "$np"
+            # which runs first alternates: the host drifts within a round
+            if [ $((r % 2)) -eq 1 ]; then
+                run "$r" base "$base/build/bin/failstop-run" "$b" "$np"
+                run "$r" new "$BUILD/bin/failstop-run" "$b" "$np"
+            else
+                run "$r" new "$BUILD/bin/failstop-run" "$b" "$np"
+                run "$r" base "$base/build/bin/failstop-run" "$b" "$np"
+            fi
         done
     done
     echo "round $r of $ROUNDS done"
