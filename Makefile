@@ -13,6 +13,7 @@
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
 #   make bench-agree     MPIX_Comm_agree latency vs ranks -> docs/perf/agree.md
 #   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
+#   make bench-osu       OSU 7.4 vs pml ucx and ob1, shm and TCP -> docs/perf/osu.md
 #   make hosts-test      the MPI suite and fault tests across 3 simulated hosts
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
 #   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
@@ -75,7 +76,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab ft-mpich ft-ulfm clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab bench-osu ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -270,6 +271,9 @@ ft-ulfm: all
 
 # failure-free OSU collectives, failstop at BASE (default 3bd95f3) vs now
 # -> docs/perf/coll_ab.md
+bench-osu: all
+	@bash bench/osu.sh $(BUILD)
+
 bench-coll-ab: all
 	@bash bench/osu_coll_ab.sh $(BUILD) $(BASE)
 

@@ -21,18 +21,11 @@ BUILD=$(cd "$1" && pwd) || die "no build directory $1"
 BASE_REV=${2:-3bd95f3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$HERE/docs/perf
-TP=$HERE/../shared/third_party/osu-micro-benchmarks-7.4.tar.gz
 ROUNDS=${FS_AB_ROUNDS:-5} NPS=${FS_AB_NPS:-2 4} MAX=${FS_AB_MAX:-65536}
-[ -f "$TP" ] || die "no $TP"
 mkdir -p "$OUT"
 
-osu=$BUILD/osu/osu-micro-benchmarks-7.4
-if [ ! -x "$osu/c/mpi/collective/blocking/osu_allreduce" ]; then
-    echo "building OSU 7.4 into $BUILD/osu"
-    mkdir -p "$BUILD/osu" && tar xzf "$TP" -C "$BUILD/osu" &&
-        (cd "$osu" && ./configure -q CC=mpicc CXX=mpicxx >/dev/null && make -s -j2 >/dev/null 2>&1) ||
-        die "OSU build failed"
-fi
+. "$HERE/bench/osu_build.sh"
+osu_build || die "no OSU"
 base=$BUILD/ab-base
 if [ ! -x "$base/build/bin/failstop-run" ] ||
    [ "$(cat "$base/rev" 2>/dev/null)" != "$(git -C "$HERE" rev-parse "$BASE_REV")" ]; then
@@ -48,7 +41,7 @@ TSV=$OUT/coll_ab.tsv
 [ -n "${FS_AB_REPORT_ONLY:-}" ] && ROUNDS=$(tail -n +2 "$TSV" | cut -f1 | sort -n | tail -1)
 [ -n "${FS_AB_REPORT_ONLY:-}" ] || printf 'round\tversion\tbench\tnp\tsize\tus\n' > "$TSV"
 run() {   # round version runner bench np
-    local b=$osu/c/mpi/collective/blocking/$4 extra=(-m "1:$MAX")
+    local b=$OSU/collective/blocking/$4 extra=(-m "1:$MAX")
     [ "$4" = osu_barrier ] && extra=()
     timeout -k 5 300 "$3" --allow-run-as-root --oversubscribe --bind-to none -np "$5" \
         "$b" "${extra[@]}" 2>/dev/null |

@@ -52,6 +52,7 @@ void fs_ep_init(fs_ep_t *ep, uint64_t id, void *host, int is_self)
     ep->is_self = (uint8_t)is_self;
     ep->id      = id;
     ep->host    = host;
+    ep->imm_max = SIZE_MAX;
     fs_list_init(&ep->elem);
     fs_list_init(&ep->inflight);
 }

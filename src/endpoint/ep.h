@@ -42,6 +42,13 @@ typedef struct fs_ep {
     fs_list_t              elem;            /* in the engine's endpoint list */
     fs_list_t              inflight;        /* fs_req_t with a transport op */
     uint64_t               tx_msgs;         /* matching messages sent to it */
+    /* Immediate sends (src/proto/send.c fs_send_try): the transport takes
+     * one only if it fits its short protocol, whose size is the transport's
+     * and the lane's.  imm_max is learned: a size the transport refused and
+     * then sent inline at once (so resources were there) is above it.
+     * imm_refused: 1 + the size of the last refusal, 0 if none. */
+    size_t                 imm_max;
+    size_t                 imm_refused;
     uint64_t               rx_msgs;         /* matching messages taken from it */
     uint64_t               bye_expect;      /* rx_msgs announced in its BYE */
     /* departure (src/proto/leave.c): it left still receiving from us (its

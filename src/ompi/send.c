@@ -88,9 +88,10 @@ static void fs_ompi_send_setup(fs_ompi_req_t *req, const void *buf, size_t count
     fs_ompi_buf_prepare(req, buf, count, datatype, 1, &req->core.send.buf);
 }
 
-/* Small standard sends usually finish inside the call: try that with the
- * core request on the stack, and only take a pooled request if it did not
- * (as pml ucx does).  Returns 1 if the message went out. */
+/* Small nonblocking standard sends usually finish inside the call: try
+ * that with the core request on the stack, and only take a pooled request
+ * if it did not (as pml ucx does).  Sizes above the endpoint's learned
+ * imm_max are not tried (ep.h).  Returns 1 if the message went out. */
 static int fs_ompi_send_now(const void *buf, size_t count, ompi_datatype_t *datatype,
                             int dst, int tag, mca_pml_base_send_mode_t mode,
                             ompi_communicator_t *comm)
@@ -190,10 +191,10 @@ int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *dataty
     if (OPAL_UNLIKELY(mode == MCA_PML_BASE_SEND_BUFFERED)) {
         return fs_ompi_bsend(buf, count, datatype, dst, tag, comm);
     }
-    if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
-        return MPI_SUCCESS;
-    }
-    if (opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count)) {
+    /* the core request on the stack serves whatever happens: no immediate
+     * attempt first (a refused one would cost a second send) */
+    if (OPAL_LIKELY(opal_datatype_is_contiguous_memory_layout(&datatype->super,
+                                                              (int32_t)count))) {
         return fs_ompi_send_stack(buf, count, datatype, dst, tag, mode, comm);
     }
     req = fs_ompi_req_get(FS_OMPI_REQ_SEND, comm, 0);

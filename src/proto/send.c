@@ -138,12 +138,27 @@ fs_status_t fs_send_try(fs_send_t *sreq)
 
     if (fs_unlikely(!fs_ep_is_usable(peer->ep) || peer->ep->is_self ||
                     (sreq->mode == FS_SEND_SYNC) || comm->revoked ||
-                    ((sreq->hdr.tag < 0) && comm->coll_inactive))) {
+                    ((sreq->hdr.tag < 0) && comm->coll_inactive)) ||
+        (sreq->buf.len > peer->ep->imm_max)) {
         return FS_ERR_AGAIN;
     }
     sreq->super.ep = peer->ep;
     status = fs_send_remote(comm->engine, sreq, peer, FS_TL_SEND_IMM);
-    return (status == FS_OK) ? FS_OK : FS_ERR_AGAIN;
+    if (status == FS_OK) {
+        return FS_OK;
+    }
+    peer->ep->imm_refused = sreq->buf.len + 1;
+    return FS_ERR_AGAIN;
+}
+
+/* The send that follows a refused immediate one went out inline: the
+ * refusal was its size, not a lack of resources (ep.h imm_max). */
+static void fs_send_learn_imm(fs_ep_t *ep, size_t len)
+{
+    if ((ep->imm_refused == len + 1) && (len > 0) && (len <= ep->imm_max)) {
+        ep->imm_max = len - 1;
+    }
+    ep->imm_refused = 0;
 }
 
 fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag)
@@ -188,6 +203,9 @@ fs_status_t fs_send_start(fs_send_t *sreq)
         status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?
                                                     FS_TL_SEND_RNDV : 0);
         if (fs_likely(status == FS_OK)) {
+            if (fs_unlikely(ep->imm_refused != 0)) {
+                fs_send_learn_imm(ep, sreq->buf.len);
+            }
             sreq->super.status = FS_OK;
             sreq->super.flags  = FS_REQ_F_DONE;
             return FS_OK;

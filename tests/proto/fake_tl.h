@@ -24,6 +24,8 @@
 #include <string.h>
 
 #define FAKE_RNDV_THRESH 4096
+#define FAKE_IMM_MAX     100   /* an immediate send above it is refused, as a
+                                  UCX one above the short protocol is */
 #define FAKE_MAX_MSGS    4096
 #define FAKE_MAX_FETCH   256
 
@@ -60,6 +62,7 @@ struct fs_tl {
     int               ninbox;
     int               reverse_next;   /* deliver the next N inbox messages reversed */
     int               sent;
+    int               imm_refusals;   /* immediate sends refused */
     int               violations;     /* breaches of UCX's descriptor contract */
     fake_msg_t       *held[FAKE_MAX_MSGS];   /* descriptors the engine keeps */
     int               nheld;
@@ -174,8 +177,9 @@ static fs_status_t fake_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
 {
     fake_msg_t *m;
 
-    if ((flags & FS_TL_SEND_IMM) && (buf->len > FAKE_RNDV_THRESH)) {
-        return FS_ERR_AGAIN;   /* a rendezvous cannot complete at once */
+    if ((flags & FS_TL_SEND_IMM) && (buf->len > FAKE_IMM_MAX)) {
+        ++tl->imm_refusals;    /* not short; a rendezvous never completes at once */
+        return FS_ERR_AGAIN;
     }
     m = fake_msg_new(hdr, hdr_len, buf->len);
     m->am_id     = am_id;

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# failstop against pml ucx and ob1 with the unmodified OSU Micro-Benchmarks
+# 7.4, over shared memory and TCP, configurations interleaved run by run in
+# every round (the host is shared and drifts: medians, min and max kept).
+#
+#   bash bench/osu.sh BUILD_DIR          (make bench-osu)
+#
+# Point to point (2 ranks, 1 B - 4 MiB): osu_latency, osu_bw, osu_bibw;
+# osu_mbw_mr at 4 ranks.  Collectives at 2 and 4 ranks, 8 B - 1 MiB:
+# osu_allreduce, osu_bcast, osu_alltoall, osu_barrier, osu_iallreduce (its
+# "pure communication" time).  2 ranks get a core each; 4 ranks share the
+# 2 cores unbound.  Writes docs/perf/osu.tsv (every run), osu_summary.tsv,
+# osu.md (tables, ratios, goals) and osu_*.png (gnuplot, if installed).
+#
+# Environment: FS_OSU_ROUNDS (5), FS_OSU_TRANSPORTS ("shm tcp"),
+# FS_OSU_BENCHES (all of the above), FS_OSU_CONFIGS ("failstop ucx ob1"),
+# FS_OSU_TIMEOUT (s per run, 300), FS_OSU_QUICK=1 (1 round, few sizes and
+# iterations: a smoke run), FS_OSU_REPORT_ONLY=1 (report from osu.tsv).
+set -u -o pipefail
+
+die() { echo "osu.sh: $*" >&2; exit 2; }
+[ $# -ge 1 ] || die "usage: $0 BUILD_DIR"
+BUILD=$(cd "$1" && pwd) || die "no build directory $1"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=$HERE/docs/perf
+QUICK=${FS_OSU_QUICK:-0}
+[ "$QUICK" = 1 ] && ROUNDS=${FS_OSU_ROUNDS:-1} || ROUNDS=${FS_OSU_ROUNDS:-5}
+TRANSPORTS=${FS_OSU_TRANSPORTS:-shm tcp}
+BENCHES=${FS_OSU_BENCHES:-osu_latency osu_bw osu_bibw osu_mbw_mr osu_allreduce osu_bcast osu_alltoall osu_barrier osu_iallreduce}
+CONFIGS=${FS_OSU_CONFIGS:-failstop ucx ob1}
+TMO=${FS_OSU_TIMEOUT:-300}
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "FS_OSU_ROUNDS must be a positive integer"
+TSV=$OUT/osu.tsv
+mkdir -p "$OUT"
+. "$HERE/bench/osu_build.sh"
+
+# bench -> "kind ranks sizes": kind lat (lower is better) or bw (higher)
+bench_info() {
+    case $1 in
+    osu_latency) echo "lat 2 1:4194304 pt2pt/standard" ;;
+    osu_bw|osu_bibw) echo "bw 2 1:4194304 pt2pt/standard" ;;
+    osu_mbw_mr) echo "bw 4 1:4194304 pt2pt/standard" ;;
+    osu_barrier) echo "lat 2,4 - collective/blocking" ;;
+    osu_iallreduce) echo "lat 2,4 8:1048576 collective/non_blocking" ;;
+    osu_allreduce|osu_bcast|osu_alltoall) echo "lat 2,4 8:1048576 collective/blocking" ;;
+    *) return 1 ;;
+    esac
+}
+
+# Sets CMD for one run of (config, transport, ranks).
+make_cmd() {
+    local cfg=$1 tr=$2 np=$3 place
+    [ "$np" -le 2 ] && place=(--bind-to core) || place=(--oversubscribe --bind-to none)
+    case $cfg in
+    failstop) CMD=("$BUILD/bin/failstop-run" "${place[@]}")
+              [ "$tr" = tcp ] && CMD+=(-x UCX_TLS=tcp) ;;
+    ucx)      CMD=(mpirun --allow-run-as-root --mca pml ucx --mca pml_ucx_tls any
+                   --mca pml_ucx_devices any "${place[@]}")
+              [ "$tr" = tcp ] && CMD+=(-x "UCX_TLS=tcp,self") ;;
+    ob1)      CMD=(mpirun --allow-run-as-root --mca pml ob1 "${place[@]}")
+              [ "$tr" = tcp ] && CMD+=(--mca btl "tcp,self") || CMD+=(--mca btl "vader,self") ;;
+    *) die "unknown config $cfg" ;;
+    esac
+}
+
+# One OSU run; appends "round tr bench np size config value" lines.
+run() {
+    local r=$1 tr=$2 b=$3 np=$4 cfg=$5 kind sizes dir opts=()
+    read -r kind _ sizes dir <<<"$(bench_info "$b")"
+    [ "$sizes" != - ] && opts=(-m "$sizes")
+    if [ "$QUICK" = 1 ]; then
+        opts=(-i 200 -x 20)
+        [ "$sizes" != - ] && opts+=(-m "${sizes%%:*}:65536")
+    fi
+    make_cmd "$cfg" "$tr" "$np"
+    timeout -k 5 "$TMO" "${CMD[@]}" -np "$np" "$OSU/$dir/$b" "${opts[@]}" 2>/dev/null |
+        awk -v p="$r	$tr	$b	$np" -v c="$cfg" '
+            /^#/ || NF == 0 { next }
+            NF == 1 { print p "\t0\t" c "\t" $1; next }   # osu_barrier
+            p ~ /osu_iallreduce/ { print p "\t" $1 "\t" c "\t" $4; next }
+            { print p "\t" $1 "\t" c "\t" $2 }' >> "$TSV" ||
+        echo "osu.sh: $cfg $tr $b np=$np failed or timed out" >&2
+}
+
+collect() {
+    local r tr b np cfgs i k n
+    osu_build || die "no OSU"
+    [ -x "$BUILD/bin/failstop-run" ] || die "build failstop first (make all)"
+    printf 'round\ttransport\tbench\tnp\tsize\tconfig\tvalue\n' > "$TSV"
+    read -ra cfgs <<<"$CONFIGS"
+    n=${#cfgs[@]}
+    for r in $(seq 1 "$ROUNDS"); do
+        for tr in $TRANSPORTS; do
+            for b in $BENCHES; do
+                bench_info "$b" >/dev/null || die "unknown benchmark $b"
+                for np in $(bench_info "$b" | cut -d' ' -f2 | tr , ' '); do
+                    # who runs first rotates round by round
+                    for i in $(seq 0 $((n - 1))); do
+                        k=$(((i + r) % n))
+                        run "$r" "$tr" "$b" "$np" "${cfgs[$k]}"
+                    done
+                done
+            done
+        done
+        echo "osu.sh: round $r of $ROUNDS done ($(date -u +%H:%M:%S))"
+    done
+}
+
+[ -n "${FS_OSU_REPORT_ONLY:-}" ] || collect
+bash "$HERE/bench/osu_report.sh" "$OUT"
