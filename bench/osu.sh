@@ -34,15 +34,14 @@ TSV=$OUT/osu.tsv
 mkdir -p "$OUT"
 . "$HERE/bench/osu_build.sh"
 
-# bench -> "kind ranks sizes": kind lat (lower is better) or bw (higher)
+# bench -> "ranks sizes directory" (osu_report.sh knows which are latencies)
 bench_info() {
     case $1 in
-    osu_latency) echo "lat 2 1:4194304 pt2pt/standard" ;;
-    osu_bw|osu_bibw) echo "bw 2 1:4194304 pt2pt/standard" ;;
-    osu_mbw_mr) echo "bw 4 1:4194304 pt2pt/standard" ;;
-    osu_barrier) echo "lat 2,4 - collective/blocking" ;;
-    osu_iallreduce) echo "lat 2,4 8:1048576 collective/non_blocking" ;;
-    osu_allreduce|osu_bcast|osu_alltoall) echo "lat 2,4 8:1048576 collective/blocking" ;;
+    osu_latency|osu_bw|osu_bibw) echo "2 1:4194304 pt2pt/standard" ;;
+    osu_mbw_mr) echo "4 1:4194304 pt2pt/standard" ;;
+    osu_barrier) echo "2,4 - collective/blocking" ;;
+    osu_iallreduce) echo "2,4 8:1048576 collective/non_blocking" ;;
+    osu_allreduce|osu_bcast|osu_alltoall) echo "2,4 8:1048576 collective/blocking" ;;
     *) return 1 ;;
     esac
 }
@@ -65,8 +64,8 @@ make_cmd() {
 
 # One OSU run; appends "round tr bench np size config value" lines.
 run() {
-    local r=$1 tr=$2 b=$3 np=$4 cfg=$5 kind sizes dir opts=()
-    read -r kind _ sizes dir <<<"$(bench_info "$b")"
+    local r=$1 tr=$2 b=$3 np=$4 cfg=$5 sizes dir opts=()
+    read -r _ sizes dir <<<"$(bench_info "$b")"
     [ "$sizes" != - ] && opts=(-m "$sizes")
     if [ "$QUICK" = 1 ]; then
         opts=(-i 200 -x 20)
@@ -93,7 +92,7 @@ collect() {
         for tr in $TRANSPORTS; do
             for b in $BENCHES; do
                 bench_info "$b" >/dev/null || die "unknown benchmark $b"
-                for np in $(bench_info "$b" | cut -d' ' -f2 | tr , ' '); do
+                for np in $(bench_info "$b" | cut -d' ' -f1 | tr , ' '); do
                     # who runs first rotates round by round
                     for i in $(seq 0 $((n - 1))); do
                         k=$(((i + r) % n))

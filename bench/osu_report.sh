@@ -29,8 +29,7 @@ tail -n +2 "$TSV" | sort -t$'\t' -k2,2 -k3,3 -k4,4n -k5,5n -k6,6 -k7,7g |
 PAIRED=$PERF/.osu_paired
 tail -n +2 "$TSV" |
     awk -F'\t' -v OFS='\t' '{ v[$1 OFS $2 OFS $3 OFS $4 OFS $5, $6] = $7; k[$2 OFS $3 OFS $4 OFS $5] = 1; r[$1] = 1 }
-        END { for (key in k) for (c in v) { }
-              for (key in k) for (o = 1; o <= 2; o++) {
+        END { for (key in k) for (o = 1; o <= 2; o++) {
                   other = (o == 1) ? "ucx" : "ob1"; n = 0
                   for (round in r) {
                       f = v[round OFS key, "failstop"]; x = v[round OFS key, other]
@@ -96,7 +95,7 @@ plot() {   # png title ylabel "transport bench np" ...
             [ -s "$f" ] && clauses+="${clauses:+, }'$f' using 1:2:3:4 with yerrorlines title '$cfg $tr ${np}r'"
         done
     done
-    [ -n "$clauses" ] || return 0
+    [ -n "$clauses" ] || { rm -f "$PERF"/.osu_plot_*; return 0; }
     gnuplot <<EOF
 set terminal pngcairo size 900,560 font ",10"
 set output '$PERF/$png'

@@ -45,8 +45,9 @@ typedef struct fs_ep {
     /* Immediate sends (src/proto/send.c fs_send_try): the transport takes
      * one only if it fits its short protocol, whose size is the transport's
      * and the lane's.  imm_max is learned: a size the transport refused and
-     * then sent inline at once (so resources were there) is above it.
-     * imm_refused: 1 + the size of the last refusal, 0 if none. */
+     * then, in the very next send, sent inline (so resources were there)
+     * is above it.  imm_refused: 1 + the size of a refusal that next send
+     * has not settled yet, 0 if none. */
     size_t                 imm_max;
     size_t                 imm_refused;
     uint64_t               rx_msgs;         /* matching messages taken from it */

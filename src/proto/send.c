@@ -151,11 +151,13 @@ fs_status_t fs_send_try(fs_send_t *sreq)
     return FS_ERR_AGAIN;
 }
 
-/* The send that follows a refused immediate one went out inline: the
- * refusal was its size, not a lack of resources (ep.h imm_max). */
-static void fs_send_learn_imm(fs_ep_t *ep, size_t len)
+/* The first send after a refused immediate one settles the refusal: if it
+ * is the same message and went out inline, the refusal was its size, not a
+ * lack of resources (ep.h imm_max).  Any other outcome teaches nothing. */
+static void fs_send_learn_imm(fs_ep_t *ep, size_t len, fs_status_t status)
 {
-    if ((ep->imm_refused == len + 1) && (len > 0) && (len <= ep->imm_max)) {
+    if ((status == FS_OK) && (ep->imm_refused == len + 1) && (len > 0) &&
+        (len <= ep->imm_max)) {
         ep->imm_max = len - 1;
     }
     ep->imm_refused = 0;
@@ -202,10 +204,10 @@ fs_status_t fs_send_start(fs_send_t *sreq)
     } else {
         status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?
                                                     FS_TL_SEND_RNDV : 0);
+        if (fs_unlikely(ep->imm_refused != 0)) {
+            fs_send_learn_imm(ep, sreq->buf.len, status);
+        }
         if (fs_likely(status == FS_OK)) {
-            if (fs_unlikely(ep->imm_refused != 0)) {
-                fs_send_learn_imm(ep, sreq->buf.len);
-            }
             sreq->super.status = FS_OK;
             sreq->super.flags  = FS_REQ_F_DONE;
             return FS_OK;
