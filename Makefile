@@ -101,7 +101,7 @@ $(CORE_LIB): $(CORE_OBJ)
 
 $(SO_LIB): $(CORE_OBJ) $(OMPI_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -shared $(OPT) $(SANITIZE) -Wl,--no-undefined -Wl,-soname,libfailstop.so \
+	$(CC) -shared $(OPT) -g $(SANITIZE) -Wl,--no-undefined -Wl,-soname,libfailstop.so \
 	    -o $@ $^ $(OMPI_LIBS) $(CORE_LIBS)
 
 # The component Open MPI dlopens: only the component struct, bound to

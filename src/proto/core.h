@@ -63,6 +63,8 @@ typedef enum fs_send_mode {
 typedef struct fs_send {
     fs_req_t        super;
     fs_hdr_match_t  hdr;     /* stays valid until completion (UCX needs it) */
+    fs_hdr_short_t  hdr_short; /* the wire form when short_ok, same lifetime */
+    uint8_t         short_ok;
     fs_comm_t      *comm;
     int32_t         dst;
     fs_buf_t        buf;

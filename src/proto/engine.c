@@ -4,6 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Either wire form of a match header (hdr.h) into the full one. */
+static int fs_engine_unpack_match(const void *hdr, size_t hdr_len, fs_hdr_match_t *match)
+{
+    fs_hdr_short_t hs;
+
+    if (fs_likely(hdr_len == sizeof(hs))) {
+        memcpy(&hs, hdr, sizeof(hs));
+        match->cid   = hs.cid;
+        match->tag   = hs.tag;
+        match->src   = hs.src;
+        match->seq   = hs.seq;
+        match->flags = 0;
+        match->pad   = 0;
+        return 1;
+    }
+    if (hdr_len == sizeof(*match)) {
+        memcpy(match, hdr, sizeof(*match));
+        return 1;
+    }
+    return 0;
+}
+
 static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
                                      size_t hdr_len, void *data, size_t len,
                                      const fs_tl_rx_t *rx)
@@ -13,10 +35,10 @@ static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
     fs_hdr_ctrl_t ctrl;
 
     /* UCX puts the user header after the payload, at any alignment: copy */
-    if (fs_likely((am_id == FS_AM_MATCH) && (hdr_len == sizeof(match)))) {
+    if (fs_likely(am_id == FS_AM_MATCH) &&
+        fs_likely(fs_engine_unpack_match(hdr, hdr_len, &match))) {
         fs_status_t status;
 
-        memcpy(&match, hdr, sizeof(match));
         engine->rx_desc = rx->desc;
         status = fs_rx_match(engine, &match, data, len, rx);
         engine->rx_desc = NULL;

@@ -17,6 +17,11 @@ void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
     sreq->hdr.src     = comm->my_rank;
     sreq->hdr.flags   = (mode == FS_SEND_SYNC) ? FS_HDR_F_SYNC : 0;
     sreq->hdr.pad     = 0;
+    sreq->short_ok    = (comm->cid <= UINT16_MAX) && (comm->my_rank <= UINT16_MAX) &&
+                        (tag >= INT16_MIN) && (tag <= INT16_MAX) && (mode != FS_SEND_SYNC);
+    sreq->hdr_short.cid = (uint16_t)comm->cid;
+    sreq->hdr_short.src = (uint16_t)comm->my_rank;
+    sreq->hdr_short.tag = (int16_t)tag;
     sreq->super.op.cb      = fs_send_done;
     sreq->super.op.busy    = 0;
     sreq->super.flags      = 0;
@@ -115,12 +120,18 @@ static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
                                   fs_comm_peer_t *peer, unsigned flags)
 {
     fs_ep_t *ep = peer->ep;
+    const void *hdr = &sreq->hdr;
+    size_t hdr_len  = sizeof(sreq->hdr);
     fs_status_t status;
 
     sreq->hdr.seq = peer->tx_seq;
-    status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH,
-                                     &sreq->hdr, sizeof(sreq->hdr), &sreq->buf,
-                                     flags, &sreq->super.op);
+    if (fs_likely(sreq->short_ok)) {
+        sreq->hdr_short.seq = peer->tx_seq;
+        hdr     = &sreq->hdr_short;
+        hdr_len = sizeof(sreq->hdr_short);
+    }
+    status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH, hdr, hdr_len,
+                                     &sreq->buf, flags, &sreq->super.op);
     if (fs_likely(status != FS_ERR_AGAIN)) {
         ++peer->tx_seq;
         ++ep->tx_msgs;

@@ -298,6 +298,39 @@ Test(engine, probe_then_matched_receive)
     cr_expect_eq(got, 42);
 }
 
+/* A message goes out with the 8-byte header when its fields fit (hdr.h),
+ * negative collective tags included, and with the 16-byte one otherwise;
+ * the receiver reads both into the same message. */
+Test(engine, short_match_header_when_the_fields_fit)
+{
+    static const struct { int tag; fs_send_mode_t mode; size_t hdr_len; } c[] = {
+        {1, FS_SEND_STANDARD, 8},       {-12, FS_SEND_STANDARD, 8},
+        {32767, FS_SEND_STANDARD, 8},   {-32768, FS_SEND_STANDARD, 8},
+        {32768, FS_SEND_STANDARD, 16},  {-32769, FS_SEND_STANDARD, 16},
+        {1, FS_SEND_SYNC, 16},
+    };
+    fs_tl_t *tl0 = eng[0]->tl;
+    uint8_t v, got;
+    treq_t s, r;
+    unsigned k;
+
+    for (k = 0; k < sizeof(c) / sizeof(c[0]); ++k) {
+        v = (uint8_t)(k + 1);
+        got = 0;
+        send_msg(&s, 1, 0, c[k].tag, &v, 1, c[k].mode);
+        cr_assert_gt(tl0->ninbox, 0);
+        cr_expect_eq(tl0->inbox[tl0->ninbox - 1]->hdr_len, c[k].hdr_len,
+                     "tag %d: %zu-byte header", c[k].tag,
+                     tl0->inbox[tl0->ninbox - 1]->hdr_len);
+        recv_msg(&r, 0, 1, c[k].tag, &got, 1);
+        progress_all();
+        cr_assert(s.done && r.done, "tag %d did not complete", c[k].tag);
+        cr_expect_eq(r.u.r.tag_out, c[k].tag);
+        cr_expect_eq(r.u.r.src_out, 1);
+        cr_expect_eq(got, v, "tag %d: payload", c[k].tag);
+    }
+}
+
 /* An immediate send from engine 1 to engine 0 on tag 3. */
 static fs_status_t try_send(void *buf, size_t len)
 {
