@@ -17,12 +17,12 @@ const fs_param_desc_t fs_param_table[] = {
      "peers that die are only noticed by keepalive, so this bounds detection "
      "time on one node. Ignored when UCX_KEEPALIVE_INTERVAL is set",
      FS_PARAM_FIELD(ucx_keepalive_ms)},
-    {"ucx_fifo_size", FS_PARAM_INT, "128",
+    {"ucx_fifo_size", FS_PARAM_INT, "64",
      "Entries of the UCX shared-memory receive FIFO (UCX_SYSV_FIFO_SIZE, "
-     "UCX_POSIX_FIFO_SIZE): room for two windows of 64 messages (UCX 1.13 has 64). "
-     "Each entry's receive buffer faults in on first use, so the first N medium "
-     "messages between two processes cost about 1 us more each. Ignored when "
-     "those are set",
+     "UCX_POSIX_FIFO_SIZE), UCX's own default. Each entry's receive buffer faults "
+     "in on first use, so the first N medium messages between two processes cost "
+     "about 1 us more each: with 128, OSU's 100-iteration large-message "
+     "collectives never left that phase. Ignored when those are set",
      FS_PARAM_FIELD(ucx_fifo_size)},
     {"ucx_cma_seg_size", FS_PARAM_SIZE, "4m",
      "Largest piece UCX copies with one process_vm_readv on a node "
@@ -34,6 +34,16 @@ const fs_param_desc_t fs_param_table[] = {
      "Sends to self up to this many bytes are copied and complete at once; "
      "larger ones wait for the matching receive (rendezvous)",
      FS_PARAM_FIELD(self_eager_limit)},
+    {"send_fast_local", FS_PARAM_INT, "1",
+     "Which blocking sends ask the transport for the protocol that completes "
+     "locally soonest (UCX's FAST_CMPL: eager up to its local rendezvous "
+     "threshold, 256 KiB on shared memory, as pml ucx's MPI_Send): 0 none, "
+     "1 collective traffic only (Open MPI's collectives exchange with irecv "
+     "and a blocking send, and eager lets each side go on at once), 2 all. "
+     "Point-to-point keeps the rendezvous at 1: a single-copy fetch beats "
+     "UCX's multi-fragment active-message eager (reassembled, copied twice) "
+     "by up to 2x at 16-128 KiB",
+     FS_PARAM_FIELD(send_fast_local)},
     {"finalize_timeout_ms", FS_PARAM_INT, "3000",
      "Upper bound in ms on flushing and closing endpoints in MPI_Finalize; "
      "also how long MPI_Finalize waits for requests still active in it "

@@ -75,7 +75,7 @@ typedef struct fs_ompi_errors {
 typedef struct fs_ompi {
     mca_pml_base_module_t          super;
     const mca_base_component_t    *component;
-    char                          *param_text[16];   /* MCA string storage */
+    char                          *param_text[32];   /* MCA string storage */
     fs_params_t                    params;
     fs_engine_t                   *engine;
     opal_free_list_t               requests;

@@ -12,6 +12,8 @@ int fs_ompi_params_register(const mca_base_component_t *component)
     int index;
 
     if (fs_param_count > sizeof(fs_ompi.param_text) / sizeof(fs_ompi.param_text[0])) {
+        FS_ERROR("%zu parameters, room for %zu: enlarge fs_ompi.param_text", fs_param_count,
+                 sizeof(fs_ompi.param_text) / sizeof(fs_ompi.param_text[0]));
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (i = 0; i < fs_param_count; ++i) {

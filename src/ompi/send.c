@@ -126,6 +126,7 @@ static int fs_ompi_send_stack(const void *buf, size_t count, ompi_datatype_t *da
     fs_buf_set_contig(&sreq.buf, (char *)buf + datatype->super.true_lb,
                       datatype->super.size * count);
     sreq.super.host_flags = FS_OMPI_HOST_STACK;
+    sreq.blocking         = 1;
     fs_ompi_lock();
     st = fs_send_start(&sreq);
     fs_ompi_unlock();
@@ -202,6 +203,7 @@ int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *dataty
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     fs_ompi_send_setup(req, buf, count, datatype, dst, tag, mode, comm);
+    req->core.send.blocking = 1;
     fs_ompi_lock();
     st = fs_send_start(&req->core.send);
     fs_ompi_unlock();

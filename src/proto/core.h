@@ -65,6 +65,8 @@ typedef struct fs_send {
     fs_hdr_match_t  hdr;     /* stays valid until completion (UCX needs it) */
     fs_hdr_short_t  hdr_short; /* the wire form when short_ok, same lifetime */
     uint8_t         short_ok;
+    uint8_t         blocking; /* its caller waits for it (the host sets it after
+                                 fs_send_prepare): FS_TL_SEND_FAST */
     fs_comm_t      *comm;
     int32_t         dst;
     fs_buf_t        buf;

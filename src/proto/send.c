@@ -22,6 +22,7 @@ void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
     sreq->hdr_short.cid = (uint16_t)comm->cid;
     sreq->hdr_short.src = (uint16_t)comm->my_rank;
     sreq->hdr_short.tag = (int16_t)tag;
+    sreq->blocking      = 0;   /* the host sets it: fs_send_fast */
     sreq->super.op.cb      = fs_send_done;
     sreq->super.op.busy    = 0;
     sreq->super.flags      = 0;
@@ -174,6 +175,15 @@ static void fs_send_learn_imm(fs_ep_t *ep, size_t len, fs_status_t status)
     ep->imm_refused = 0;
 }
 
+/* Whether a send asks for the transport's fastest local completion
+ * (params send_fast_local). */
+static inline int fs_send_fast(const fs_engine_t *engine, const fs_send_t *sreq)
+{
+    int policy = engine->params->send_fast_local;
+
+    return sreq->blocking && ((policy == 2) || ((policy == 1) && (sreq->hdr.tag < 0)));
+}
+
 fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag)
 {
     const fs_ep_t *ep = comm->peers[dst].ep;
@@ -213,8 +223,9 @@ fs_status_t fs_send_start(fs_send_t *sreq)
         fs_req_park(&sreq->super);      /* its link broke: wait for its fate */
         return FS_INPROGRESS;
     } else {
-        status = fs_send_remote(engine, sreq, peer, (sreq->mode == FS_SEND_SYNC) ?
-                                                    FS_TL_SEND_RNDV : 0);
+        status = fs_send_remote(engine, sreq, peer,
+                                (sreq->mode == FS_SEND_SYNC) ? FS_TL_SEND_RNDV :
+                                fs_send_fast(engine, sreq) ? FS_TL_SEND_FAST : 0);
         if (fs_unlikely(ep->imm_refused != 0)) {
             fs_send_learn_imm(ep, sreq->buf.len, status);
         }

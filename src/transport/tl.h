@@ -45,6 +45,10 @@ enum {
 #define FS_TL_SEND_IMM   0x2u   /* complete now, or return FS_ERR_AGAIN having
                                    sent nothing; hdr and op need not outlive
                                    the call */
+#define FS_TL_SEND_FAST  0x8u   /* the caller waits for this send: prefer the
+                                   protocol that completes locally soonest
+                                   (eager to a higher size, as UCX's
+                                   FAST_CMPL, which pml ucx's MPI_Send uses) */
 
 /* Describes an incoming message's payload. */
 #define FS_TL_RX_RNDV        0x1u  /* data is a descriptor: fetch with recv_data */

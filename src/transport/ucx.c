@@ -273,6 +273,10 @@ static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
     } else if (flags & FS_TL_SEND_IMM) {
         /* UCX gives NO_RESOURCE without side effects if it cannot finish */
         param.op_attr_mask |= UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    } else if (flags & FS_TL_SEND_FAST) {
+        /* UCX's "local" rendezvous threshold (256 KiB on shared memory
+         * instead of 8 KiB): eager bcopy completes as soon as it is copied */
+        param.op_attr_mask |= UCP_OP_ATTR_FLAG_FAST_CMPL;
     }
     if (fs_likely(buf->dt == NULL)) {
         buffer = buf->ptr;

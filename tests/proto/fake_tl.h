@@ -24,6 +24,8 @@
 #include <string.h>
 
 #define FAKE_RNDV_THRESH 4096
+#define FAKE_RNDV_THRESH_FAST 16384   /* with FS_TL_SEND_FAST, as UCX's local
+                                         threshold is above its remote one */
 #define FAKE_IMM_MAX     100   /* an immediate send above it is refused, as a
                                   UCX one above the short protocol is */
 #define FAKE_MAX_MSGS    4096
@@ -184,7 +186,9 @@ static fs_status_t fake_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
     m = fake_msg_new(hdr, hdr_len, buf->len);
     m->am_id     = am_id;
     m->sender_tl = tl;
-    m->rndv      = (flags & FS_TL_SEND_RNDV) || (buf->len > FAKE_RNDV_THRESH);
+    m->rndv      = (flags & FS_TL_SEND_RNDV) ||
+                   (buf->len > ((flags & FS_TL_SEND_FAST) ? FAKE_RNDV_THRESH_FAST :
+                                                            FAKE_RNDV_THRESH));
     ++tl->sent;
     if (m->rndv) {
         m->data      = buf->ptr;   /* tests use contiguous send buffers */

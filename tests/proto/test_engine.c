@@ -331,6 +331,46 @@ Test(engine, short_match_header_when_the_fields_fit)
     }
 }
 
+/* A send its caller waits for asks the transport for the protocol that
+ * completes locally soonest (UCX's FAST_CMPL: eager up to its local
+ * rendezvous threshold) as pml_failstop_send_fast_local says: by default
+ * collective traffic only (negative tags); a nonblocking send never, and a
+ * synchronous one is still a rendezvous. */
+Test(engine, blocking_send_prefers_local_completion)
+{
+    static uint8_t sb[8000], rb[8000];
+    static const struct { int policy; uint8_t blocking; int tag; fs_send_mode_t mode;
+                          int rndv; } c[] = {
+        {1, 1, -9, FS_SEND_STANDARD, 0}, {1, 1, 9, FS_SEND_STANDARD, 1},
+        {1, 0, -9, FS_SEND_STANDARD, 1}, {1, 1, -9, FS_SEND_SYNC, 1},
+        {2, 1, 9, FS_SEND_STANDARD, 0},  {0, 1, -9, FS_SEND_STANDARD, 1},
+    };
+    fs_tl_t *tl0 = eng[0]->tl;
+    fs_status_t st;
+    treq_t s, r;
+    unsigned k;
+
+    cr_expect_eq(params.send_fast_local, 1, "the default");
+    for (k = 0; k < sizeof(c) / sizeof(c[0]); ++k) {
+        params.send_fast_local = c[k].policy;
+        fill(sb, sizeof(sb), (int)k);
+        memset(&s, 0, sizeof(s));
+        fs_send_prepare(&s.u.s, comm[1], 0, c[k].tag, c[k].mode);
+        fs_buf_set_contig(&s.u.s.buf, sb, sizeof(sb));
+        s.u.s.blocking = c[k].blocking;
+        st = fs_send_start(&s.u.s);
+        cr_expect_eq(st, c[k].rndv ? FS_INPROGRESS : FS_OK, "case %u: %d", k, st);
+        cr_assert_gt(tl0->ninbox, 0);
+        cr_expect_eq(tl0->inbox[tl0->ninbox - 1]->rndv, c[k].rndv, "case %u", k);
+        s.done = (st != FS_INPROGRESS);
+        memset(rb, 0, sizeof(rb));
+        recv_msg(&r, 0, 1, c[k].tag, rb, sizeof(rb));
+        progress_all();
+        cr_assert(r.done, "case %u: receive", k);
+        cr_expect(check(rb, sizeof(rb), (int)k), "case %u: payload", k);
+    }
+}
+
 /* An immediate send from engine 1 to engine 0 on tag 3. */
 static fs_status_t try_send(void *buf, size_t len)
 {
