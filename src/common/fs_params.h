@@ -20,7 +20,7 @@ typedef struct fs_params {
     int     ucx_fifo_size;
     size_t  ucx_cma_seg_size;
     size_t  self_eager_limit;
-    int     send_fast_local;
+    size_t  send_fast_local_max;
     int     finalize_timeout_ms;
     int     cause_wait_ms;
     int     max_unexpected_mb;

@@ -176,12 +176,11 @@ static void fs_send_learn_imm(fs_ep_t *ep, size_t len, fs_status_t status)
 }
 
 /* Whether a send asks for the transport's fastest local completion
- * (params send_fast_local). */
+ * (params send_fast_local_max): blocking collective traffic, not too big. */
 static inline int fs_send_fast(const fs_engine_t *engine, const fs_send_t *sreq)
 {
-    int policy = engine->params->send_fast_local;
-
-    return sreq->blocking && ((policy == 2) || ((policy == 1) && (sreq->hdr.tag < 0)));
+    return sreq->blocking && (sreq->hdr.tag < 0) &&
+           (sreq->buf.len <= engine->params->send_fast_local_max);
 }
 
 fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag)

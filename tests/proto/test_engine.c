@@ -333,26 +333,27 @@ Test(engine, short_match_header_when_the_fields_fit)
 
 /* A send its caller waits for asks the transport for the protocol that
  * completes locally soonest (UCX's FAST_CMPL: eager up to its local
- * rendezvous threshold) as pml_failstop_send_fast_local says: by default
- * collective traffic only (negative tags); a nonblocking send never, and a
- * synchronous one is still a rendezvous. */
+ * rendezvous threshold) when it is collective traffic (negative tag) of at
+ * most pml_failstop_send_fast_local_max bytes; a nonblocking or
+ * point-to-point one never, and a synchronous one is still a rendezvous. */
 Test(engine, blocking_send_prefers_local_completion)
 {
     static uint8_t sb[8000], rb[8000];
-    static const struct { int policy; uint8_t blocking; int tag; fs_send_mode_t mode;
+    static const struct { size_t max; uint8_t blocking; int tag; fs_send_mode_t mode;
                           int rndv; } c[] = {
-        {1, 1, -9, FS_SEND_STANDARD, 0}, {1, 1, 9, FS_SEND_STANDARD, 1},
-        {1, 0, -9, FS_SEND_STANDARD, 1}, {1, 1, -9, FS_SEND_SYNC, 1},
-        {2, 1, 9, FS_SEND_STANDARD, 0},  {0, 1, -9, FS_SEND_STANDARD, 1},
+        {32768, 1, -9, FS_SEND_STANDARD, 0}, {32768, 1, 9, FS_SEND_STANDARD, 1},
+        {32768, 0, -9, FS_SEND_STANDARD, 1}, {32768, 1, -9, FS_SEND_SYNC, 1},
+        {7999, 1, -9, FS_SEND_STANDARD, 1},  {8000, 1, -9, FS_SEND_STANDARD, 0},
+        {0, 1, -9, FS_SEND_STANDARD, 1},
     };
     fs_tl_t *tl0 = eng[0]->tl;
     fs_status_t st;
     treq_t s, r;
     unsigned k;
 
-    cr_expect_eq(params.send_fast_local, 1, "the default");
+    cr_expect_eq(params.send_fast_local_max, 32768, "the default");
     for (k = 0; k < sizeof(c) / sizeof(c[0]); ++k) {
-        params.send_fast_local = c[k].policy;
+        params.send_fast_local_max = c[k].max;
         fill(sb, sizeof(sb), (int)k);
         memset(&s, 0, sizeof(s));
         fs_send_prepare(&s.u.s, comm[1], 0, c[k].tag, c[k].mode);
