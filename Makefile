@@ -50,7 +50,7 @@ OMPI_LIBS   := -L$(OMPI_LIBDIR) -Wl,-rpath,$(OMPI_LIBDIR) -lmpi -lopen-rte -lope
 
 # ---- sources: the core never sees Open MPI headers -------------------------
 CORE_SRC := $(wildcard src/common/*.c src/queues/*.c src/endpoint/*.c \
-                       src/failure/*.c src/proto/*.c src/transport/*.c)
+                       src/failure/*.c src/detector/*.c src/proto/*.c src/transport/*.c)
 OMPI_SRC := $(filter-out src/ompi/component_shim.c src/ompi/coll_shim.c,$(wildcard src/ompi/*.c))
 SHIM_SRC := src/ompi/component_shim.c
 CSHIM_SRC := src/ompi/coll_shim.c
@@ -157,8 +157,10 @@ unit-test: $(UNIT_BIN)
 	@bash tests/run-unit.sh $(BUILD)
 	@bash tests/failure/agree_mutate.sh $(BUILD)
 
-# failstop-run/failstop-rank without MPI: stopped-rank fencing (about 7 s)
+# The include rules between src/ directories (no cycle); failstop-run/
+# failstop-rank without MPI: stopped-rank fencing (about 7 s)
 tools-test: all
+	@bash tests/tools/include_graph.sh
 	@bash tests/tools/test_fence.sh $(BUILD)
 
 # REPEAT: runs in a row of each fault test per transport (make test: 20)

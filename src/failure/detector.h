@@ -1,7 +1,7 @@
 /* Heartbeat failure detector: the protocol only.
  *
  * No threads, no transport, no clock of its own: the caller (the detector
- * thread, src/failure/hb.c; or a simulator in the unit tests) passes the
+ * thread, src/detector/hb.c; or a simulator in the unit tests) passes the
  * time to every call and carries messages through fs_det_ops_t.  Ranks are
  * MPI_COMM_WORLD ranks 0..n-1.
  *

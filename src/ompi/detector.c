@@ -1,13 +1,13 @@
 /* The failure detector in Open MPI: its address in the modex, arming it over
  * MPI_COMM_WORLD, and carrying its decisions into the engine.
  *
- * The detector thread (src/failure/hb.c) never touches the engine: it sets
+ * The detector thread (src/detector/hb.c) never touches the engine: it sets
  * a per-rank flag and bumps an epoch; the MPI thread applies new failures in
  * its progress (fs_ompi_hb_poll: one load and compare when nothing is new),
  * which a blocking wait reaches every 64 polls of the transport. */
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
-#include "failure/hb.h"
+#include "detector/hb.h"
 #include "transport/tl.h"
 
 #include "opal/mca/pmix/pmix.h"
@@ -37,7 +37,7 @@ int fs_ompi_hb_init(void)
     if (!enabled) {
         return OMPI_SUCCESS;
     }
-    if (fs_hb_start(&fs_ompi.params, &fs_tl_udp_ops, &fs_ompi.hb) != FS_OK) {
+    if (fs_hb_start(&fs_ompi.params, &fs_dg_udp_ops, &fs_ompi.hb) != FS_OK) {
         return OMPI_ERROR;
     }
     fs_hb_address(fs_ompi.hb, &addr, &len);

@@ -1,6 +1,6 @@
 /* The public MPIX_ API (include/failstop.h). */
 #include "ompi/ompi_int.h"
-#include "failure/hb.h"
+#include "detector/hb.h"
 #include "failstop.h"
 
 #include "ompi/errhandler/errhandler.h"

@@ -108,7 +108,7 @@ static void fs_ctrl_send_notices(fs_engine_t *engine, fs_ep_t *failed,
 void fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed, fs_ep_t *reporter)
 {
     if (engine->external_propagation) {
-        return;     /* the failure detector spreads it (src/failure/hb.c) */
+        return;     /* the failure detector spreads it (src/detector/hb.c) */
     }
     if (engine->in_progress) {
         if (!failed->notice_pending) {

@@ -96,7 +96,6 @@ static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
 {
     fs_tl_config_t tl_config;
 
-    tl_config.role          = FS_TL_ROLE_MAIN;
     tl_config.dt_ops        = &config->host->dt;
     tl_config.multi_thread  = config->multi_thread;
     tl_config.keepalive_ms  = config->params->ucx_keepalive_ms;

@@ -1,6 +1,8 @@
-/* Transport interface: one fully populated ops table per fabric.  Only
- * src/transport/ sees fabric headers (ucp/, rdma/); the engine talks to a
- * transport through fs_tl_ops_t and two upcalls.
+/* Message transport interface: one fully populated ops table per fabric,
+ * for MPI traffic.  Only src/transport/ sees fabric headers (ucp/, rdma/);
+ * the engine talks to a transport through fs_tl_ops_t and two upcalls.  (The
+ * failure detector's datagrams have their own interface:
+ * src/detector/dg.h.)
  *
  * Operations report completion through an fs_tl_op_t that the caller embeds
  * in its request: the transport keeps a pointer to it while the operation is
@@ -32,8 +34,7 @@ struct fs_tl_op {
 enum {
     FS_AM_MATCH = 0,    /* MPI point-to-point message (fs_hdr_match_t) */
     FS_AM_CTRL  = 1,    /* control: departure, failure notices (fs_hdr_ctrl_t) */
-    FS_AM_HB    = 2,    /* failure detector (fs_det_msg_t), detector role only */
-    FS_AM_AGREE = 3,    /* agreement and revoke (fs_hdr_agree_t), main role */
+    FS_AM_AGREE = 2,    /* agreement and revoke (fs_hdr_agree_t) */
     FS_AM_COUNT
 };
 
@@ -70,25 +71,13 @@ typedef struct fs_tl_upcalls {
     void (*ep_error)(void *arg, void *ep_user, const fs_fault_row_t *row);
 } fs_tl_upcalls_t;
 
-/* What a transport instance is for. */
-typedef enum fs_tl_role {
-    FS_TL_ROLE_MAIN,      /* MPI traffic (FS_AM_MATCH, FS_AM_CTRL) */
-    FS_TL_ROLE_DETECTOR   /* heartbeats (FS_AM_HB): one thread, may sleep on
-                             wait_fd, its own network channel; small
-                             messages that begin with a header of
-                             rx_hdr_len bytes */
-} fs_tl_role_t;
-
 typedef struct fs_tl_config {
-    fs_tl_role_t          role;
     const fs_dt_ops_t    *dt_ops;
     int                   multi_thread;
     int                   keepalive_ms;
     int                   fifo_size;
     size_t                cma_seg_size;
     size_t                estimated_eps;
-    size_t                rx_hdr_len;     /* detector role */
-    const char           *if_include;     /* detector role: pml_failstop_hb_if */
 } fs_tl_config_t;
 
 typedef struct fs_tl_ops {
@@ -129,21 +118,8 @@ typedef struct fs_tl_ops {
     void        (*cancel)(fs_tl_t *tl, fs_tl_op_t *op);
 
     unsigned    (*progress)(fs_tl_t *tl);
-
-    /* Detector role (NULL otherwise): a file descriptor that becomes readable when there is
-     * something to progress; arm returns FS_OK when it is safe to sleep on
-     * it, FS_ERR_AGAIN when progress is needed first; signal (any thread)
-     * wakes a sleeper. */
-    fs_status_t (*wait_fd)(fs_tl_t *tl, int *fd_p);
-    fs_status_t (*arm)(fs_tl_t *tl);
-    void        (*signal)(fs_tl_t *tl);
-    /* Detector role, optional: an identity of the host (network stack) of
-     * the process with address addr; processes on one host share it, and
-     * others are reached through a network that can flap or split. */
-    uint64_t    (*addr_host)(fs_tl_t *tl, const void *addr, size_t addr_len);
 } fs_tl_ops_t;
 
-extern const fs_tl_ops_t fs_tl_ucx_ops;   /* MPI traffic */
-extern const fs_tl_ops_t fs_tl_udp_ops;   /* the failure detector */
+extern const fs_tl_ops_t fs_tl_ucx_ops;
 
 #endif

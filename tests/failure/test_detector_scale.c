@@ -9,7 +9,7 @@
  * FS_DET_SCALE_N (e.g. "1000 10000 100000") and runs `report`, which prints
  * the table quoted in docs/DESIGN.md. */
 #include "detector_test.h"
-#include "failure/hb.h"
+#include "detector/hb.h"
 
 typedef struct sc_msg {
     uint32_t     to;

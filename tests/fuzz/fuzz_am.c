@@ -112,7 +112,7 @@ static uint8_t fz_byte(const uint8_t **p, const uint8_t *end)
 
 static void fz_inject_am(const uint8_t **p, const uint8_t *end)
 {
-    static const unsigned ids[] = {FS_AM_MATCH, FS_AM_CTRL, FS_AM_HB, 0, 77};
+    static const unsigned ids[] = {FS_AM_MATCH, FS_AM_CTRL, FS_AM_AGREE, 0, 77};
     fs_tl_t *tl = fz_eng[0]->tl;
     uint8_t sel = fz_byte(p, end), hdr[32];
     size_t hdr_len = fz_byte(p, end) % (sizeof(hdr) + 1);

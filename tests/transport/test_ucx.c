@@ -59,7 +59,6 @@ static void start(side_t *s)
     fs_tl_config_t cfg;
 
     memset(&cfg, 0, sizeof(cfg));
-    cfg.role          = FS_TL_ROLE_MAIN;
     cfg.keepalive_ms  = 100;
     cfg.fifo_size     = 1024;
     cfg.cma_seg_size  = 4 << 20;

@@ -1,4 +1,4 @@
-/* The detector's thread (src/failure/hb.c) over its real UDP transport, in
+/* The detector's thread (src/detector/hb.c) over its real UDP channel, in
  * this process: what the engine reports before the detector is armed (a
  * failure found while endpoints are created, inside MPI_Init) is not lost
  * but flooded once it is (lifecycle test tf_life_wireup: dropped, a peer
@@ -6,7 +6,7 @@
  * time. */
 #include <criterion/criterion.h>
 
-#include "failure/hb.h"
+#include "detector/hb.h"
 
 #include <stdatomic.h>
 #include <time.h>
@@ -53,7 +53,7 @@ Test(hb, a_report_before_arming_is_flooded_once_armed, .timeout = 20)
     int i;
 
     fs_params_defaults(&params);
-    cr_assert_eq(fs_hb_start(&params, &fs_tl_udp_ops, &hb), FS_OK);
+    cr_assert_eq(fs_hb_start(&params, &fs_dg_udp_ops, &hb), FS_OK);
     fs_hb_report(hb, 2);                  /* found while creating endpoints */
     fs_hb_address(hb, &addr, &len);
     for (i = 0; i < 3; ++i) {

@@ -1,4 +1,4 @@
-/* UDP transport for the failure detector (FS_TL_ROLE_DETECTOR only).
+/* The failure detector's datagrams over UDP (dg.h).
  *
  * Heartbeats need no connection, and a connection is what goes wrong when
  * processes die: UCX 1.13's TCP transport asserts when a peer dies in the
@@ -11,8 +11,8 @@
  * it publishes and which of a peer's it sends to: udp.h.  signal() wakes a
  * sleeping poll() by sending an empty datagram to itself. */
 #define _GNU_SOURCE
-#include "transport/tl.h"
-#include "transport/udp.h"
+#include "detector/dg.h"
+#include "detector/udp.h"
 #include "common/fs_log.h"
 
 #include <arpa/inet.h>
@@ -30,16 +30,16 @@
 
 #define FS_UDP_MAX 65507    /* largest UDP payload */
 
-struct fs_tl {
+struct fs_dg {
     int              fd;
     size_t           hdr_len;
     fs_udp_addr_t    addr;
-    fs_tl_upcalls_t  up;
-    void            *up_arg;
+    fs_dg_recv_cb_t  recv;
+    void            *arg;
     uint8_t          buf[FS_UDP_MAX];
 };
 
-struct fs_tl_ep {
+struct fs_dg_peer {
     struct sockaddr_in to;
 };
 
@@ -284,150 +284,128 @@ static fs_status_t fs_udp_host_addr(const char *include, fs_udp_addr_t *addr)
     return status;
 }
 
-static fs_status_t fs_udp_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *up,
-                               void *up_arg, fs_tl_t **tl_p)
+static fs_status_t fs_udp_init(const fs_dg_config_t *cfg, fs_dg_recv_cb_t recv, void *arg,
+                               fs_dg_t **dg_p)
 {
     struct sockaddr_in sa;
     socklen_t len = sizeof(sa);
-    fs_tl_t *tl;
+    fs_dg_t *dg = calloc(1, sizeof(*dg));
 
-    if (cfg->role != FS_TL_ROLE_DETECTOR) {
-        return FS_ERR_UNSUPPORTED;
-    }
-    tl = calloc(1, sizeof(*tl));
-    if (tl == NULL) {
+    if (dg == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    if (fs_udp_host_addr(cfg->if_include, &tl->addr) != FS_OK) {
-        free(tl);
+    if (fs_udp_host_addr(cfg->if_include, &dg->addr) != FS_OK) {
+        free(dg);
         return FS_ERR_INVALID;
     }
-    tl->up      = *up;
-    tl->up_arg  = up_arg;
-    tl->hdr_len = cfg->rx_hdr_len;
-    tl->fd     = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    dg->recv    = recv;
+    dg->arg     = arg;
+    dg->hdr_len = cfg->hdr_len;
+    dg->fd      = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     memset(&sa, 0, sizeof(sa));
     sa.sin_family      = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    if ((tl->fd < 0) || (bind(tl->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) ||
-        (getsockname(tl->fd, (struct sockaddr *)&sa, &len) != 0)) {
+    if ((dg->fd < 0) || (bind(dg->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) ||
+        (getsockname(dg->fd, (struct sockaddr *)&sa, &len) != 0)) {
         FS_ERROR("failure detector: cannot open a UDP socket: %s", strerror(errno));
-        if (tl->fd >= 0) {
-            close(tl->fd);
+        if (dg->fd >= 0) {
+            close(dg->fd);
         }
-        free(tl);
+        free(dg);
         return FS_ERR_LOCAL;
     }
-    tl->addr.port = sa.sin_port;
-    *tl_p = tl;
+    dg->addr.port = sa.sin_port;
+    *dg_p = dg;
     return FS_OK;
 }
 
-static void fs_udp_fini(fs_tl_t *tl)
+static void fs_udp_fini(fs_dg_t *dg)
 {
-    close(tl->fd);
-    free(tl);
+    close(dg->fd);
+    free(dg);
 }
 
-static fs_status_t fs_udp_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
+static void fs_udp_address(fs_dg_t *dg, const void **addr_p, size_t *len_p)
 {
-    *addr_p = &tl->addr;
-    *len_p  = sizeof(tl->addr);
-    return FS_OK;
+    *addr_p = &dg->addr;
+    *len_p  = sizeof(dg->addr);
 }
 
-static fs_status_t fs_udp_ep_create(fs_tl_t *tl, const void *addr, size_t addr_len,
-                                    void *ep_user, fs_tl_ep_t **ep_p)
+static fs_status_t fs_udp_peer_open(fs_dg_t *dg, const void *addr, size_t addr_len,
+                                    fs_dg_peer_t **peer_p)
 {
     fs_udp_addr_t a;
-    fs_tl_ep_t *ep;
+    fs_dg_peer_t *peer;
 
-    (void)ep_user;
     if (addr_len != sizeof(a)) {
         return FS_ERR_INVALID;
     }
     memcpy(&a, addr, sizeof(a));
-    ep = calloc(1, sizeof(*ep));
-    if (ep == NULL) {
+    peer = calloc(1, sizeof(*peer));
+    if (peer == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    ep->to.sin_family      = AF_INET;
-    ep->to.sin_addr.s_addr = fs_udp_select(&tl->addr, &a);
-    ep->to.sin_port        = a.port;
-    *ep_p = ep;
+    peer->to.sin_family      = AF_INET;
+    peer->to.sin_addr.s_addr = fs_udp_select(&dg->addr, &a);
+    peer->to.sin_port        = a.port;
+    *peer_p = peer;
     return FS_OK;
 }
 
-static fs_status_t fs_udp_ep_close(fs_tl_t *tl, fs_tl_ep_t *ep, int force, fs_tl_op_t *op)
+static void fs_udp_peer_close(fs_dg_t *dg, fs_dg_peer_t *peer)
 {
-    (void)tl;
-    (void)force;
-    (void)op;
-    free(ep);
-    return FS_OK;
+    (void)dg;
+    free(peer);
 }
 
 /* Header and data in one datagram; never blocks (a full socket buffer
  * drops the message, as the network may). */
-static fs_status_t fs_udp_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
-                                  const void *hdr, size_t hdr_len, const fs_buf_t *buf,
-                                  unsigned flags, fs_tl_op_t *op)
+static fs_status_t fs_udp_send(fs_dg_t *dg, fs_dg_peer_t *peer, const void *hdr,
+                               size_t hdr_len, const void *data, size_t len)
 {
     struct iovec iov[2];
     struct msghdr mh;
 
-    (void)am_id;
-    (void)flags;
-    (void)op;
-    if ((buf->dt != NULL) || (hdr_len + buf->len > FS_UDP_MAX)) {
+    if (hdr_len + len > FS_UDP_MAX) {
         return FS_ERR_INVALID;
     }
     iov[0].iov_base = (void *)hdr;
     iov[0].iov_len  = hdr_len;
-    iov[1].iov_base = buf->ptr;
-    iov[1].iov_len  = buf->len;
+    iov[1].iov_base = (void *)data;
+    iov[1].iov_len  = len;
     memset(&mh, 0, sizeof(mh));
-    mh.msg_name    = &ep->to;
-    mh.msg_namelen = sizeof(ep->to);
+    mh.msg_name    = &peer->to;
+    mh.msg_namelen = sizeof(peer->to);
     mh.msg_iov     = iov;
-    mh.msg_iovlen  = (buf->len != 0) ? 2 : 1;
-    (void)sendmsg(tl->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    mh.msg_iovlen  = (len != 0) ? 2 : 1;
+    (void)sendmsg(dg->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     return FS_OK;
 }
 
-/* A datagram is a header (rx_hdr_len bytes) and data; the upcall
- * validates both. */
-static unsigned fs_udp_progress(fs_tl_t *tl)
+/* A datagram shorter than the header is a wake-up from signal(), or junk;
+ * the callback validates the rest. */
+static unsigned fs_udp_progress(fs_dg_t *dg)
 {
-    const size_t hdr_len = tl->hdr_len;
-    fs_tl_rx_t rx = {NULL, 0};
+    const size_t hdr_len = dg->hdr_len;
     unsigned count = 0;
     ssize_t n;
 
-    while ((n = recv(tl->fd, tl->buf, sizeof(tl->buf), MSG_DONTWAIT)) >= 0) {
+    while ((n = recv(dg->fd, dg->buf, sizeof(dg->buf), MSG_DONTWAIT)) >= 0) {
         if ((size_t)n < hdr_len) {
-            continue;           /* a wake-up from signal(), or junk */
+            continue;
         }
-        tl->up.am_recv(tl->up_arg, FS_AM_HB, tl->buf, hdr_len, tl->buf + hdr_len,
-                       (size_t)n - hdr_len, &rx);
+        dg->recv(dg->arg, dg->buf, hdr_len, dg->buf + hdr_len, (size_t)n - hdr_len);
         ++count;
     }
     return count;
 }
 
-static fs_status_t fs_udp_wait_fd(fs_tl_t *tl, int *fd_p)
+static int fs_udp_wait_fd(fs_dg_t *dg)
 {
-    *fd_p = tl->fd;
-    return FS_OK;
+    return dg->fd;              /* poll() on a datagram socket is level-triggered */
 }
 
-static fs_status_t fs_udp_arm(fs_tl_t *tl)
-{
-    (void)tl;
-    return FS_OK;               /* poll() on a datagram socket is level-triggered */
-}
-
-static void fs_udp_signal(fs_tl_t *tl)
+static void fs_udp_signal(fs_dg_t *dg)
 {
     struct sockaddr_in self;
     char zero = 0;
@@ -435,16 +413,16 @@ static void fs_udp_signal(fs_tl_t *tl)
     memset(&self, 0, sizeof(self));
     self.sin_family      = AF_INET;
     self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    self.sin_port        = tl->addr.port;
-    (void)sendto(tl->fd, &zero, 1, MSG_DONTWAIT | MSG_NOSIGNAL,
+    self.sin_port        = dg->addr.port;
+    (void)sendto(dg->fd, &zero, 1, MSG_DONTWAIT | MSG_NOSIGNAL,
                  (struct sockaddr *)&self, sizeof(self));
 }
 
-static uint64_t fs_udp_addr_host(fs_tl_t *tl, const void *addr, size_t addr_len)
+static uint64_t fs_udp_addr_host(fs_dg_t *dg, const void *addr, size_t addr_len)
 {
     fs_udp_addr_t a;
 
-    (void)tl;
+    (void)dg;
     if (addr_len != sizeof(a)) {
         return 0;
     }
@@ -452,17 +430,16 @@ static uint64_t fs_udp_addr_host(fs_tl_t *tl, const void *addr, size_t addr_len)
     return a.stack;
 }
 
-const fs_tl_ops_t fs_tl_udp_ops = {
-    .name      = "udp",
-    .init      = fs_udp_init,
-    .fini      = fs_udp_fini,
-    .address   = fs_udp_address,
-    .ep_create = fs_udp_ep_create,
-    .ep_close  = fs_udp_ep_close,
-    .am_send   = fs_udp_am_send,
-    .progress  = fs_udp_progress,
-    .wait_fd   = fs_udp_wait_fd,
-    .arm       = fs_udp_arm,
-    .signal    = fs_udp_signal,
-    .addr_host = fs_udp_addr_host,
+const fs_dg_ops_t fs_dg_udp_ops = {
+    .name       = "udp",
+    .init       = fs_udp_init,
+    .fini       = fs_udp_fini,
+    .address    = fs_udp_address,
+    .peer_open  = fs_udp_peer_open,
+    .peer_close = fs_udp_peer_close,
+    .send       = fs_udp_send,
+    .progress   = fs_udp_progress,
+    .wait_fd    = fs_udp_wait_fd,
+    .signal     = fs_udp_signal,
+    .addr_host  = fs_udp_addr_host,
 };

@@ -1,8 +1,8 @@
 /* The failure detector's thread (see hb.h).
  *
- * One thread owns the detector's transport instance (UDP, src/transport/
- * udp.c: no connections to set up or break while processes die) and its
- * fs_det_t; no other thread touches them.  The MPI thread talks to it
+ * One thread owns the detector's datagram instance (dg.h, UDP: no
+ * connections to set up or break while processes die) and its fs_det_t; no
+ * other thread touches them.  The MPI thread talks to it
  * through a mutex for the rare commands (arm, leave, stop, stats) and
  * through per-rank atomic flags for failures the engine found; both wake
  * the thread with the transport's signal.  The thread sleeps on the
@@ -14,7 +14,7 @@
  * connections (none with UDP) are not failures: only heartbeat silence, or
  * the engine, decides. */
 #define _GNU_SOURCE
-#include "failure/hb.h"
+#include "detector/hb.h"
 #include "common/fs_log.h"
 #include "common/fs_time.h"
 
@@ -32,7 +32,6 @@
  * anti-entropy repairs. */
 #define FS_HB_RXQ      256  /* messages queued by one progress call */
 #define FS_HB_RX_DATA  8    /* of which carrying a SYNC payload */
-#define FS_HB_TX       16   /* sends in flight (UDP completes them at once) */
 #define FS_HB_EARLY    64   /* engine reports kept until fs_hb_arm */
 
 typedef struct fs_hb_rx {
@@ -41,23 +40,15 @@ typedef struct fs_hb_rx {
     uint8_t     *data;              /* sync_len bytes */
 } fs_hb_rx_t;
 
-typedef struct fs_hb_tx {
-    fs_tl_op_t       op;
-    struct fs_hb    *hb;
-    struct fs_hb_tx *next;          /* free list */
-    fs_det_msg_t     msg;
-    uint8_t         *data;          /* sync_len bytes */
-} fs_hb_tx_t;
-
 typedef struct fs_hb_peer {
-    fs_tl_ep_t      *ep;            /* opened on first use */
+    fs_dg_peer_t    *ep;            /* opened on first use */
     const void      *addr;
     size_t           addr_len;
 } fs_hb_peer_t;
 
 struct fs_hb {
-    const fs_tl_ops_t *tl_ops;
-    fs_tl_t           *tl;
+    const fs_dg_ops_t *dg_ops;
+    fs_dg_t           *dg;
     const char        *if_include;  /* params->hb_if */
     fs_det_config_t    det_cfg;
     pthread_t          thread;
@@ -83,8 +74,6 @@ struct fs_hb {
     fs_hb_rx_t         rxq[FS_HB_RXQ];
     unsigned           rx_count, rx_data_used;
     uint64_t           rx_dropped;
-    fs_hb_tx_t        *tx_slots, *tx_free;
-    unsigned           tx_busy;
     size_t             sync_len;
     uint8_t           *rx_data;
 };
@@ -110,23 +99,21 @@ fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p)
     return FS_OK;
 }
 
-/* ---- transport upcalls (detector thread, inside progress) ---------------- */
+/* ---- datagrams (detector thread, inside progress) ------------------------- */
 
-static fs_status_t fs_hb_am_recv(void *arg, unsigned am_id, const void *hdr,
-                                 size_t hdr_len, void *data, size_t len,
-                                 const fs_tl_rx_t *rx)
+static void fs_hb_recv(void *arg, const void *hdr, size_t hdr_len, const void *data,
+                       size_t len)
 {
     fs_hb_t *hb = arg;
     fs_hb_rx_t *slot;
 
-    if ((am_id != FS_AM_HB) || (hdr_len != sizeof(fs_det_msg_t)) ||
-        (hb->det == NULL) || (len > hb->sync_len) || (rx->flags & FS_TL_RX_RNDV)) {
-        return FS_OK;       /* before arming, or malformed: a later beat repairs it */
+    if ((hdr_len != sizeof(fs_det_msg_t)) || (hb->det == NULL) || (len > hb->sync_len)) {
+        return;             /* before arming, or malformed: a later beat repairs it */
     }
     if ((hb->rx_count == FS_HB_RXQ) ||
         ((len != 0) && (hb->rx_data_used == FS_HB_RX_DATA))) {
         ++hb->rx_dropped;
-        return FS_OK;
+        return;
     }
     slot = &hb->rxq[hb->rx_count++];
     memcpy(&slot->msg, hdr, sizeof(slot->msg));
@@ -136,73 +123,30 @@ static fs_status_t fs_hb_am_recv(void *arg, unsigned am_id, const void *hdr,
         slot->data = hb->rx_data + (size_t)hb->rx_data_used++ * hb->sync_len;
         memcpy(slot->data, data, len);
     }
-    return FS_OK;
 }
-
-/* Errors of detector connections are not failures (see the top). */
-static void fs_hb_ep_error(void *arg, void *ep_user, const fs_fault_row_t *row)
-{
-    (void)arg;
-    (void)ep_user;
-    (void)row;
-}
-
-static const fs_tl_upcalls_t fs_hb_upcalls = {
-    .am_recv  = fs_hb_am_recv,
-    .ep_error = fs_hb_ep_error,
-};
 
 /* ---- sending (fs_det_ops_t) ------------------------------------------------ */
 
-static void fs_hb_tx_done(fs_tl_op_t *op, fs_status_t status, size_t length)
-{
-    fs_hb_tx_t *tx = (fs_hb_tx_t *)op;
-
-    (void)status;
-    (void)length;
-    tx->next         = tx->hb->tx_free;
-    tx->hb->tx_free  = tx;
-    --tx->hb->tx_busy;
-}
-
-static fs_tl_ep_t *fs_hb_peer_ep(fs_hb_t *hb, fs_hb_peer_t *peer)
+static fs_dg_peer_t *fs_hb_peer_ep(fs_hb_t *hb, fs_hb_peer_t *peer)
 {
     if ((peer->ep == NULL) &&
-        (hb->tl_ops->ep_create(hb->tl, peer->addr, peer->addr_len, peer,
-                               &peer->ep) != FS_OK)) {
+        (hb->dg_ops->peer_open(hb->dg, peer->addr, peer->addr_len, &peer->ep) != FS_OK)) {
         peer->ep = NULL;
     }
     return peer->ep;
 }
 
+/* Best effort: beats repeat, syncs repair what a full socket drops. */
 static void fs_hb_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
                        const void *data, size_t len)
 {
     fs_hb_t *hb = arg;
-    fs_buf_t buf = {NULL, 0, NULL};
-    fs_hb_tx_t *tx = hb->tx_free;
-    fs_tl_ep_t *ep;
-    fs_status_t status;
+    fs_dg_peer_t *ep;
 
-    if ((tx == NULL) || (len > hb->sync_len) ||
-        ((ep = fs_hb_peer_ep(hb, &hb->peers[to])) == NULL)) {
-        return;             /* best effort: beats repeat, syncs repair */
+    if ((len > hb->sync_len) || ((ep = fs_hb_peer_ep(hb, &hb->peers[to])) == NULL)) {
+        return;
     }
-    hb->tx_free = tx->next;
-    tx->msg     = *msg;
-    if (len != 0) {
-        memcpy(tx->data, data, len);
-    }
-    buf.ptr      = tx->data;
-    buf.len      = len;
-    tx->op.cb    = fs_hb_tx_done;
-    tx->op.busy  = 0;
-    ++hb->tx_busy;
-    status = hb->tl_ops->am_send(hb->tl, ep, FS_AM_HB, &tx->msg, sizeof(tx->msg),
-                                 &buf, 0, &tx->op);
-    if (status != FS_INPROGRESS) {
-        fs_hb_tx_done(&tx->op, status, 0);
-    }
+    (void)hb->dg_ops->send(hb->dg, ep, msg, sizeof(*msg), data, len);
 }
 
 static void fs_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
@@ -231,10 +175,7 @@ static uint64_t fs_hb_host(void *arg, uint32_t rank)
 {
     fs_hb_t *hb = arg;
 
-    if (hb->tl_ops->addr_host == NULL) {
-        return 0;
-    }
-    return hb->tl_ops->addr_host(hb->tl, hb->peers[rank].addr, hb->peers[rank].addr_len);
+    return hb->dg_ops->addr_host(hb->dg, hb->peers[rank].addr, hb->peers[rank].addr_len);
 }
 
 /* rank on another host than this process (never without addr_host). */
@@ -264,23 +205,10 @@ static const fs_det_ops_t fs_hb_det_ops = {
  * thread; nothing is allocated after this). */
 static fs_status_t fs_hb_setup(fs_hb_t *hb, double now)
 {
-    uint32_t i;
-
     hb->sync_len = fs_det_sync_len(hb->det_cfg.n);
     hb->rx_data  = calloc(FS_HB_RX_DATA, hb->sync_len);
-    hb->tx_slots = calloc(FS_HB_TX, sizeof(*hb->tx_slots));
-    if ((hb->rx_data == NULL) || (hb->tx_slots == NULL)) {
+    if (hb->rx_data == NULL) {
         return FS_ERR_NO_MEMORY;
-    }
-    hb->tx_slots[0].data = calloc(FS_HB_TX, hb->sync_len);
-    if (hb->tx_slots[0].data == NULL) {
-        return FS_ERR_NO_MEMORY;
-    }
-    for (i = 0; i < FS_HB_TX; ++i) {
-        hb->tx_slots[i].hb   = hb;
-        hb->tx_slots[i].data = hb->tx_slots[0].data + (size_t)i * hb->sync_len;
-        hb->tx_slots[i].next = hb->tx_free;
-        hb->tx_free          = &hb->tx_slots[i];
     }
     if (fs_det_create(&hb->det_cfg, &fs_hb_det_ops, hb, &hb->det) != FS_OK) {
         return FS_ERR_NO_MEMORY;
@@ -365,15 +293,15 @@ static int fs_hb_command_waits(fs_hb_t *hb)
                      (atomic_load_explicit(&hb->reports, memory_order_acquire) != 0));
 }
 
-/* Sleeps until the transport has something or the detector's deadline. */
+/* Sleeps until a datagram arrives or the detector's deadline. */
 static void fs_hb_sleep(fs_hb_t *hb, int fd, double now)
 {
     double next = (hb->det != NULL) ? fs_det_next_deadline(hb->det) : now + 1.0;
     struct pollfd pfd = {fd, POLLIN, 0};
     double ms = (next - now) * 1e3;
 
-    if ((hb->tl_ops->arm(hb->tl) != FS_OK) || fs_hb_command_waits(hb)) {
-        return;                         /* events or commands pending */
+    if (fs_hb_command_waits(hb)) {
+        return;                         /* commands pending */
     }
     ms = (ms < 0.0) ? 0.0 : ((ms > 1000.0) ? 1000.0 : ms);
     (void)poll(&pfd, 1, (int)ceil(ms));
@@ -389,7 +317,7 @@ static void fs_hb_loop(fs_hb_t *hb, int fd)
         if ((hb->det != NULL) && !hb->left) {
             fs_det_tick(hb->det, now);
         }
-        while (hb->tl_ops->progress(hb->tl) != 0) {
+        while (hb->dg_ops->progress(hb->dg) != 0) {
         }
         if (hb->det != NULL) {
             fs_hb_take_rx(hb, fs_time_now());
@@ -401,56 +329,32 @@ static void fs_hb_loop(fs_hb_t *hb, int fd)
 
 static fs_status_t fs_hb_open(fs_hb_t *hb)
 {
-    fs_tl_config_t cfg;
+    fs_dg_config_t cfg;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.role          = FS_TL_ROLE_DETECTOR;
-    cfg.estimated_eps = 16;
-    cfg.rx_hdr_len    = sizeof(fs_det_msg_t);
-    cfg.if_include    = hb->if_include;
-    return hb->tl_ops->init(&cfg, &fs_hb_upcalls, hb, &hb->tl);
+    cfg.hdr_len    = sizeof(fs_det_msg_t);
+    cfg.if_include = hb->if_include;
+    return hb->dg_ops->init(&cfg, fs_hb_recv, hb, &hb->dg);
 }
 
-static void fs_hb_ignore(fs_tl_op_t *op, fs_status_t status, size_t length)
-{
-    (void)op;
-    (void)status;
-    (void)length;
-}
-
+/* Datagrams are out once sent: only the peers' send state to free. */
 static void fs_hb_close(fs_hb_t *hb)
 {
-    double deadline = fs_time_now() + 1.0;
-    fs_tl_op_t op = {fs_hb_ignore, NULL, 0};
     uint32_t r;
 
-    /* let the last messages (LEAVE) out, briefly */
-    while ((hb->tx_busy != 0) && (fs_time_now() < deadline)) {
-        hb->tl_ops->progress(hb->tl);
-    }
     for (r = 0; (hb->peers != NULL) && (r < hb->det_cfg.n); ++r) {
-        if ((hb->peers[r].ep != NULL) &&
-            (hb->tl_ops->ep_close(hb->tl, hb->peers[r].ep, 1, &op) == FS_INPROGRESS)) {
-            while (op.busy && (fs_time_now() < deadline + 1.0)) {
-                hb->tl_ops->progress(hb->tl);
-            }
+        if (hb->peers[r].ep != NULL) {
+            hb->dg_ops->peer_close(hb->dg, hb->peers[r].ep);
         }
     }
-    hb->tl_ops->fini(hb->tl);
+    hb->dg_ops->fini(hb->dg);
 }
 
 static void *fs_hb_thread(void *arg)
 {
     fs_hb_t *hb = arg;
     fs_status_t status = fs_hb_open(hb);
-    int fd = -1;
+    int fd = (status == FS_OK) ? hb->dg_ops->wait_fd(hb->dg) : -1;
 
-    if (status == FS_OK) {
-        status = hb->tl_ops->wait_fd(hb->tl, &fd);
-        if (status != FS_OK) {
-            hb->tl_ops->fini(hb->tl);
-        }
-    }
     pthread_mutex_lock(&hb->lock);
     hb->started      = 1;
     hb->start_status = status;
@@ -477,7 +381,7 @@ static void fs_hb_cond_init(pthread_cond_t *cond)
     pthread_condattr_destroy(&attr);
 }
 
-fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
+fs_status_t fs_hb_start(const fs_params_t *params, const fs_dg_ops_t *dg_ops,
                         fs_hb_t **hb_p)
 {
     fs_hb_t *hb = calloc(1, sizeof(*hb));
@@ -486,7 +390,7 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
     if (hb == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    hb->tl_ops          = tl_ops;
+    hb->dg_ops          = dg_ops;
     hb->if_include      = params->hb_if;
     hb->det_cfg.period  = params->hb_period_ms * 1e-3;
     hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
@@ -522,7 +426,7 @@ err_free_hb:
 
 void fs_hb_address(const fs_hb_t *hb, const void **addr_p, size_t *len_p)
 {
-    hb->tl_ops->address(hb->tl, addr_p, len_p);
+    hb->dg_ops->address(hb->dg, addr_p, len_p);
 }
 
 /* Copies the addresses into one block the detector thread reads. */
@@ -625,7 +529,7 @@ fs_status_t fs_hb_arm(fs_hb_t *hb, uint32_t n, uint32_t me,
         hb->armed_at    = fs_time_now();
     }
     pthread_mutex_unlock(&hb->lock);
-    hb->tl_ops->signal(hb->tl);
+    hb->dg_ops->signal(hb->dg);
     return status;
 }
 
@@ -637,7 +541,7 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
     atomic_fetch_or_explicit(&hb->reported[rank / 64], 1ull << (rank % 64),
                              memory_order_release);
     atomic_fetch_add_explicit(&hb->reports, 1, memory_order_release);
-    hb->tl_ops->signal(hb->tl);
+    hb->dg_ops->signal(hb->dg);
 }
 
 double fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank)
@@ -679,7 +583,7 @@ void fs_hb_leave(fs_hb_t *hb, double timeout)
     ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
     pthread_mutex_lock(&hb->lock);
     hb->leave = 1;
-    hb->tl_ops->signal(hb->tl);
+    hb->dg_ops->signal(hb->dg);
     while (!hb->left &&
            (pthread_cond_timedwait(&hb->cond, &hb->lock, &ts) != ETIMEDOUT)) {
     }
@@ -698,16 +602,12 @@ void fs_hb_stop(fs_hb_t *hb)
      * closed, perhaps already reused, file descriptor. */
     pthread_mutex_lock(&hb->lock);
     hb->stop = 1;
-    hb->tl_ops->signal(hb->tl);
+    hb->dg_ops->signal(hb->dg);
     pthread_mutex_unlock(&hb->lock);
     pthread_join(hb->thread, NULL);
     if (hb->det != NULL) {
         fs_det_destroy(hb->det);
     }
-    if (hb->tx_slots != NULL) {
-        free(hb->tx_slots[0].data);
-    }
-    free(hb->tx_slots);
     free(hb->rx_data);
     free(hb->peers);
     free(hb->addr_buf);
@@ -724,7 +624,6 @@ void fs_hb_memory(uint32_t n, size_t addr_len, size_t *state_p, size_t *addrs_p)
     /* what fs_hb_start, fs_hb_setup and fs_hb_copy_peers allocate, and the
      * detector's own (sizeof(fs_hb_t) holds the receive queue) */
     *state_p = sizeof(fs_hb_t) + FS_HB_RX_DATA * sync_len +
-               FS_HB_TX * (sizeof(fs_hb_tx_t) + sync_len) +
                (n + 63) / 64 * sizeof(uint64_t);
     *addrs_p = (size_t)n * (sizeof(fs_hb_peer_t) + addr_len);
 }

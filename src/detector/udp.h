@@ -1,5 +1,5 @@
 /* The UDP detector transport's address and how a sender picks where to
- * send (src/transport/udp.c; pure functions, unit-tested apart).
+ * send (src/detector/udp.c; pure functions, unit-tested apart).
  *
  * A process publishes the IPv4 addresses of the interfaces it would take
  * heartbeats on (pml_failstop_hb_if, or by default every interface that is
@@ -13,8 +13,8 @@
  *      carries the same address on every host: sending there stays here);
  *   3. else the peer's first address that it does not have itself (routed);
  *      else the peer's first address. */
-#ifndef FS_TRANSPORT_UDP_H
-#define FS_TRANSPORT_UDP_H
+#ifndef FS_DETECTOR_UDP_H
+#define FS_DETECTOR_UDP_H
 
 #include "common/fs_status.h"
 

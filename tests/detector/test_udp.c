@@ -6,8 +6,8 @@
  * transports in this process. */
 #include <criterion/criterion.h>
 
-#include "transport/tl.h"
-#include "transport/udp.h"
+#include "detector/dg.h"
+#include "detector/udp.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -169,63 +169,57 @@ Test(udp_select, never_an_address_of_its_own_shared_subnet_first)
     (void)fs_udp_select(&me, &p);
 }
 
-/* ---- two transports in this process ------------------------------------------ */
+/* ---- two instances in this process ------------------------------------------ */
 
 static unsigned t_got;
 static uint32_t t_word;
+static uint8_t  t_data[8];
+static size_t   t_len;
 
-static fs_status_t t_on_am(void *arg, unsigned am_id, const void *hdr, size_t hdr_len,
-                           void *data, size_t len, const fs_tl_rx_t *rx)
+static void t_on_dg(void *arg, const void *hdr, size_t hdr_len, const void *data, size_t len)
 {
-    (void)arg; (void)am_id; (void)data; (void)len; (void)rx;
-    if (hdr_len == sizeof(t_word)) {
+    (void)arg;
+    if ((hdr_len == sizeof(t_word)) && (len <= sizeof(t_data))) {
         memcpy(&t_word, hdr, sizeof(t_word));
+        memcpy(t_data, data, len);
+        t_len = len;
         ++t_got;
     }
-    return FS_OK;
 }
 
-static void t_on_err(void *arg, void *ep_user, const fs_fault_row_t *row)
+Test(udp_dg, a_datagram_arrives_and_a_bad_parameter_fails_init)
 {
-    (void)arg; (void)ep_user; (void)row;
-}
-
-Test(udp_tl, a_datagram_arrives_and_a_bad_parameter_fails_init)
-{
-    fs_tl_upcalls_t up = {t_on_am, t_on_err};
-    fs_tl_config_t cfg;
-    fs_tl_t *a = NULL, *b = NULL;
-    fs_tl_ep_t *ep = NULL;
-    fs_buf_t buf   = {NULL, 0, NULL};
-    fs_tl_op_t op;
+    fs_dg_config_t cfg;
+    fs_dg_t *a = NULL, *b = NULL;
+    fs_dg_peer_t *peer = NULL;
     const void *addr;
     size_t len;
     uint32_t word = 0xfeedbeef;
+    const uint8_t data[3] = {7, 8, 9};
     struct timespec nap = {0, 1000000};
     int i;
 
     memset(&cfg, 0, sizeof(cfg));
-    memset(&op, 0, sizeof(op));
-    cfg.role       = FS_TL_ROLE_DETECTOR;
-    cfg.rx_hdr_len = sizeof(word);
+    cfg.hdr_len    = sizeof(word);
     cfg.if_include = "no-such-interface0";
-    cr_expect_eq(fs_tl_udp_ops.init(&cfg, &up, NULL, &a), FS_ERR_INVALID);
+    cr_expect_eq(fs_dg_udp_ops.init(&cfg, t_on_dg, NULL, &a), FS_ERR_INVALID);
     cfg.if_include = NULL;
-    cr_assert_eq(fs_tl_udp_ops.init(&cfg, &up, NULL, &a), FS_OK);
-    cr_assert_eq(fs_tl_udp_ops.init(&cfg, &up, NULL, &b), FS_OK);
-    cr_assert_eq(fs_tl_udp_ops.address(b, &addr, &len), FS_OK);
+    cr_assert_eq(fs_dg_udp_ops.init(&cfg, t_on_dg, NULL, &a), FS_OK);
+    cr_assert_eq(fs_dg_udp_ops.init(&cfg, t_on_dg, NULL, &b), FS_OK);
+    fs_dg_udp_ops.address(b, &addr, &len);
     cr_assert_eq(len, sizeof(fs_udp_addr_t));
-    cr_expect_eq(fs_tl_udp_ops.ep_create(a, addr, len - 1, NULL, &ep), FS_ERR_INVALID);
-    cr_assert_eq(fs_tl_udp_ops.ep_create(a, addr, len, NULL, &ep), FS_OK);
-    cr_assert_eq(fs_tl_udp_ops.am_send(a, ep, FS_AM_HB, &word, sizeof(word), &buf, 0, &op),
-                 FS_OK);
+    cr_expect_eq(fs_dg_udp_ops.peer_open(a, addr, len - 1, &peer), FS_ERR_INVALID);
+    cr_assert_eq(fs_dg_udp_ops.peer_open(a, addr, len, &peer), FS_OK);
+    cr_assert_eq(fs_dg_udp_ops.send(a, peer, &word, sizeof(word), data, sizeof(data)), FS_OK);
     for (i = 0; (i < 2000) && (t_got == 0); ++i) {
-        fs_tl_udp_ops.progress(b);
+        fs_dg_udp_ops.progress(b);
         nanosleep(&nap, NULL);
     }
     cr_expect_eq(t_got, 1);
     cr_expect_eq(t_word, word);
-    fs_tl_udp_ops.ep_close(a, ep, 1, &op);
-    fs_tl_udp_ops.fini(a);
-    fs_tl_udp_ops.fini(b);
+    cr_expect_eq(t_len, sizeof(data));
+    cr_expect_arr_eq(t_data, data, sizeof(data));
+    fs_dg_udp_ops.peer_close(a, peer);
+    fs_dg_udp_ops.fini(a);
+    fs_dg_udp_ops.fini(b);
 }

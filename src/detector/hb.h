@@ -1,18 +1,18 @@
-/* The failure detector's thread: runs the protocol (detector.h) over its own
- * transport instance (FS_TL_ROLE_DETECTOR: TCP, sleeps on a file descriptor),
- * so heartbeats flow while the application computes without calling MPI.
+/* The failure detector's thread: runs the protocol (failure/detector.h) over
+ * its own datagram channel (dg.h: UDP, sleeps on its socket), so heartbeats
+ * flow while the application computes without calling MPI.
  *
  * Threads: fs_hb_start / arm / leave / stop are called by the process's MPI
  * thread; fs_hb_report from any thread; the host callbacks run on the
  * detector thread and must only hand information over (atomics) or end the
  * process. */
-#ifndef FS_FAILURE_HB_H
-#define FS_FAILURE_HB_H
+#ifndef FS_DETECTOR_HB_H
+#define FS_DETECTOR_HB_H
 
 #include "common/fs_params.h"
 #include "common/fs_status.h"
+#include "detector/dg.h"
 #include "failure/detector.h"
-#include "transport/tl.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,9 +36,9 @@ typedef struct fs_hb_host {
  * parameters are inconsistent. */
 fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p);
 
-/* Starts the thread, which opens the transport; returns once its address is
- * known (or the transport failed). */
-fs_status_t fs_hb_start(const fs_params_t *params, const fs_tl_ops_t *tl_ops,
+/* Starts the thread, which opens the datagram channel; returns once its
+ * address is known (or opening failed). */
+fs_status_t fs_hb_start(const fs_params_t *params, const fs_dg_ops_t *dg_ops,
                         fs_hb_t **hb_p);
 void        fs_hb_address(const fs_hb_t *hb, const void **addr_p, size_t *len_p);
 
