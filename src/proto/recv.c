@@ -93,16 +93,21 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
     return fs_peer_flush_status(rreq->super.ep, st);
 }
 
+/* A receive takes a message of len bytes from src with tag: its results,
+ * and FS_OK or FS_ERR_TRUNCATE. */
+static inline fs_status_t fs_recv_take(fs_recv_t *rreq, int32_t src, int32_t tag, size_t len)
+{
+    rreq->src_out  = src;
+    rreq->tag_out  = tag;
+    rreq->msg_len  = len;
+    rreq->len_out  = (len <= rreq->buf.len) ? len : rreq->buf.len;
+    rreq->super.ep = rreq->comm->peers[src].ep;
+    return (len <= rreq->buf.len) ? FS_OK : FS_ERR_TRUNCATE;
+}
+
 fs_status_t fs_recv_deliver(fs_engine_t *engine, fs_recv_t *rreq, fs_msg_t *msg)
 {
-    fs_status_t status;
-
-    rreq->src_out   = msg->mq.src;
-    rreq->tag_out   = msg->mq.tag;
-    rreq->msg_len   = msg->len;
-    rreq->len_out   = (msg->len <= rreq->buf.len) ? msg->len : rreq->buf.len;
-    rreq->super.ep  = rreq->comm->peers[msg->mq.src].ep;
-    status          = (msg->len <= rreq->buf.len) ? FS_OK : FS_ERR_TRUNCATE;
+    fs_status_t status = fs_recv_take(rreq, msg->mq.src, msg->mq.tag, msg->len);
 
     switch (msg->kind) {
     case FS_MSG_EAGER:
@@ -267,6 +272,43 @@ static fs_status_t fs_rx_stash_early(fs_engine_t *engine, fs_msg_t *fresh,
     return (stored->desc != NULL) ? FS_INPROGRESS : FS_OK;
 }
 
+/* The common case, taken without building a message: an eager message in
+ * its sender's order, from a peer in its normal state, on a communicator
+ * neither revoked nor with collectives off for it, that a posted receive
+ * takes.  Returns 0 for anything else, which goes the general way
+ * (fs_rx_sequence, fs_rx_in_order) with nothing changed: every check here is
+ * one of theirs, so both ways deliver the same.  (Revoked and collectives
+ * off cannot meet a posted receive that matches -- both end such receives
+ * and refuse new ones -- but are checked all the same: the fast path must
+ * not rest on that.) */
+static int fs_rx_fast(fs_engine_t *engine, fs_comm_t *comm, const fs_hdr_match_t *hdr,
+                      void *data, size_t len)
+{
+    fs_comm_peer_t *peer = &comm->peers[hdr->src];
+    fs_mq_recv_t *posted;
+    fs_recv_t *rreq;
+    fs_status_t status;
+
+    if ((peer->ep->state != FS_EP_UP) || comm->revoked || (peer->broken != FS_CHAN_OK) ||
+        (hdr->seq != peer->rx.expected) || (peer->rx.num_parked != 0) ||
+        (fs_mq_tag_is_coll(hdr->tag) && comm->coll_inactive)) {
+        return 0;
+    }
+    posted = fs_mq_match_posted(&comm->mq, &peer->bin, hdr->tag);
+    if (posted == NULL) {
+        return 0;
+    }
+    fs_seq_advance(&peer->rx);
+    ++peer->ep->rx_msgs;                /* fs_ep_count_rx of an FS_EP_UP peer */
+    rreq   = fs_container_of(posted, fs_recv_t, mq);
+    status = fs_recv_take(rreq, hdr->src, hdr->tag, len);
+    if (len > 0) {
+        fs_buf_unpack(&engine->host->dt, &rreq->buf, 0, data, len);
+    }
+    fs_recv_finish(engine, rreq, status);
+    return 1;
+}
+
 fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
                         void *data, size_t len, const fs_tl_rx_t *rx)
 {
@@ -274,6 +316,12 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
     int rndv        = (rx->flags & FS_TL_RX_RNDV) != 0;
     fs_msg_t fresh;
 
+    ++engine->stats.msgs_received;
+    fs_engine_count_msg(engine, NULL);
+    if (fs_likely((comm != NULL) && ((uint32_t)hdr->src < comm->size) && !rndv) &&
+        fs_rx_fast(engine, comm, hdr, data, len)) {
+        return FS_OK;
+    }
     fresh.mq.src    = hdr->src;
     fresh.mq.tag    = hdr->tag;
     fresh.seq.seq   = hdr->seq;
@@ -287,9 +335,6 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
     fresh.data      = rndv ? NULL : data;
     fresh.desc      = rndv ? rx->desc : NULL;
     fresh.self_sreq = NULL;
-    ++engine->stats.msgs_received;
-    fs_engine_count_msg(engine, NULL);
-
     if (fs_unlikely(comm == NULL)) {
         return fs_rx_stash_early(engine, &fresh, rx);
     }

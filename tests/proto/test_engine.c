@@ -44,6 +44,66 @@ Test(engine, transport_reordering_is_undone_by_sequence_numbers)
     cr_expect_geq(fs_engine_stats(eng[0])->reordered, 9);
 }
 
+/* The receive side's fast path (an in-order eager message a posted receive
+ * takes) leaves alone what the general path must do: here, messages parked
+ * early by a reordering transport are taken as soon as the gap fills. */
+Test(engine, reordered_arrivals_for_posted_receives_are_taken_in_order)
+{
+    uint8_t vals[10], got[10];
+    treq_t s[10], r[10];
+    int i;
+
+    for (i = 0; i < 10; ++i) {
+        got[i] = 0xff;
+        cr_assert_eq(recv_msg(&r[i], 0, 1, 7, &got[i], 1), FS_INPROGRESS);
+    }
+    eng[0]->tl->reverse_next = 10;
+    for (i = 0; i < 10; ++i) {
+        vals[i] = (uint8_t)i;
+        send_msg(&s[i], 1, 0, 7, &vals[i], 1, FS_SEND_STANDARD);
+    }
+    progress_all();
+    for (i = 0; i < 10; ++i) {
+        cr_expect(r[i].done, "receive %d still waits", i);
+        cr_expect_eq(got[i], i, "message %d overtook another", i);
+    }
+}
+
+/* ... and a message taken that way counts toward its sender's departure,
+ * which announces how many it sent: the peer then has left. */
+Test(engine, messages_taken_by_posted_receives_count_toward_a_departure)
+{
+    fs_ep_t *bye[NENG] = {eps[1][0], eps[1][2]};
+    uint8_t v = 5, got = 0;
+    treq_t s, r;
+
+    cr_assert_eq(recv_msg(&r, 0, 1, 9, &got, 1), FS_INPROGRESS);
+    send_msg(&s, 1, 0, 9, &v, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect(r.done && (got == 5));
+    fs_engine_leave(eng[1], bye, 2);
+    progress_all();
+    cr_expect_eq(eps[0][1]->state, FS_EP_LEFT, "the departure waits for a message taken");
+}
+
+/* ... and a message of a failed peer that arrives after its failure is
+ * discarded, even when a wildcard receive (MPI_ANY_SOURCE re-enabled) could
+ * take it. */
+Test(engine, a_late_message_of_a_failed_peer_is_not_taken_by_a_wildcard)
+{
+    uint8_t v = 3, got = 0;
+    treq_t s, r;
+
+    fake_fail_ep(eps[0][1]->tl_ep, -80 /* UCS_ERR_ENDPOINT_TIMEOUT */);
+    fs_comm_reenable_any_source(comm[0]);
+    cr_assert_eq(recv_msg(&r, 0, FS_ANY_SOURCE, 4, &got, 1), FS_INPROGRESS);
+    send_msg(&s, 1, 0, 4, &v, 1, FS_SEND_STANDARD);
+    progress_all();
+    cr_expect(!r.done, "a message that arrived after its sender failed was taken");
+    cr_expect_eq(fs_engine_stats(eng[0])->discarded_after_failure, 1);
+    cr_expect_eq(fs_recv_cancel(&r.u.r), 1);
+}
+
 Test(engine, message_before_its_communicator_is_kept)
 {
     fs_comm_t *late0, *late1;
