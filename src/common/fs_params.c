@@ -17,12 +17,13 @@ const fs_param_desc_t fs_param_table[] = {
      "peers that die are only noticed by keepalive, so this bounds detection "
      "time on one node. Ignored when UCX_KEEPALIVE_INTERVAL is set",
      FS_PARAM_FIELD(ucx_keepalive_ms)},
-    {"ucx_fifo_size", FS_PARAM_INT, "64",
+    {"ucx_fifo_size", FS_PARAM_INT, "128",
      "Entries of the UCX shared-memory receive FIFO (UCX_SYSV_FIFO_SIZE, "
-     "UCX_POSIX_FIFO_SIZE), UCX's own default. Each entry's receive buffer faults "
-     "in on first use, so the first N medium messages between two processes cost "
-     "about 1 us more each: with 128, OSU's 100-iteration large-message "
-     "collectives never left that phase. Ignored when those are set",
+     "UCX_POSIX_FIFO_SIZE): room for two windows of 64 messages (UCX 1.13 has 64). "
+     "With 64, a full FIFO sends into UCX's pending path, which allocates "
+     "(tf_nomalloc, 4 ranks). Each entry's receive buffer faults in on first "
+     "use, so the first N medium messages between two processes cost about "
+     "1 us more each. Ignored when those are set",
      FS_PARAM_FIELD(ucx_fifo_size)},
     {"ucx_cma_seg_size", FS_PARAM_SIZE, "4m",
      "Largest piece UCX copies with one process_vm_readv on a node "

@@ -1,5 +1,5 @@
 /* tf_fail_flood: more sends outstanding to a peer than its shared-memory
- * FIFO has entries (pml_failstop_ucx_fifo_size, 64), and the peer dies
+ * FIFO has entries (pml_failstop_ucx_fifo_size, 128), and the peer dies
  * without reading any (MPI-FT 17.6).  Rank 0 posts NSEND MPI_Isend to rank
  * 1, eager (1 KiB) and rendezvous (64 KiB) alternating; the FIFO fills and
  * UCX keeps the rest pending, where a dead receiver would leave them
