@@ -299,7 +299,7 @@ static int fs_rx_fast(fs_engine_t *engine, fs_comm_t *comm, const fs_hdr_match_t
         return 0;
     }
     fs_seq_advance(&peer->rx);
-    ++peer->ep->rx_msgs;                /* fs_ep_count_rx of an FS_EP_UP peer */
+    fs_ep_count_rx(engine, peer->ep);
     rreq   = fs_container_of(posted, fs_recv_t, mq);
     status = fs_recv_take(rreq, hdr->src, hdr->tag, len);
     if (len > 0) {
