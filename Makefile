@@ -42,7 +42,7 @@ OMPI_CFLAGS := $(foreach d,$(OMPI_INCDIRS),-isystem $(d))
 WARN        := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 BASE_CFLAGS := $(OPT) -g -std=gnu11 -fPIC -fvisibility=hidden -mcx16 \
                -fno-strict-aliasing $(WARN) $(SANITIZE) -Iinclude -Isrc
-CORE_LIBS   := -lucp -lucs -lpthread -lm
+CORE_LIBS   := -lucp -lucs -lfabric -lpthread -lm
 # LTO is for the library only: Criterion's test registration does not
 # survive it, and test programs gain nothing from it.
 PROG_CFLAGS := $(filter-out -flto=auto -ffat-lto-objects,$(BASE_CFLAGS))

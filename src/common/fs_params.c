@@ -12,6 +12,17 @@ const fs_param_desc_t fs_param_table[] = {
      "Log level: 0 errors, 1 warnings, 2 info, 3 debug, 4 trace (debug and "
      "trace need a debug build)",
      FS_PARAM_FIELD(verbose)},
+    {"transport", FS_PARAM_STRING, "ucx",
+     "Fabric library that carries MPI traffic: ucx (UCP active messages) or "
+     "ofi (libfabric reliable datagrams, provider chosen by ofi_provider). "
+     "Anything else: the component does not open",
+     FS_PARAM_FIELD(transport)},
+    {"ofi_provider", FS_PARAM_STRING, "",
+     "With transport ofi: the libfabric provider, as fi_info names it (net, "
+     "sockets, tcp;ofi_rxm, shm, udp;ofi_rxd, verbs;ofi_rxm, efa, cxi, ...). "
+     "Empty: libfabric's first choice. Verified: net, sockets, tcp;ofi_rxm, "
+     "shm, udp;ofi_rxd; the others are read from their sources only",
+     FS_PARAM_FIELD(ofi_provider)},
     {"ucx_keepalive_ms", FS_PARAM_INT, "100",
      "UCX keepalive interval in ms (UCX_KEEPALIVE_INTERVAL). Shared-memory "
      "peers that die are only noticed by keepalive, so this bounds detection "

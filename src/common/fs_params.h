@@ -16,6 +16,8 @@ typedef enum fs_param_type {
 
 typedef struct fs_params {
     int     verbose;
+    char   *transport;
+    char   *ofi_provider;
     int     ucx_keepalive_ms;
     int     ucx_fifo_size;
     size_t  ucx_cma_seg_size;

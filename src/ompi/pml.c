@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs);
 static int fs_ompi_del_procs(ompi_proc_t **procs, size_t nprocs);
@@ -106,6 +107,16 @@ static int fs_ompi_publish_address(void)
     return rc;
 }
 
+static const fs_tl_ops_t *fs_ompi_transport(void)
+{
+    const char *name = fs_ompi.params.transport;
+
+    if ((name == NULL) || (*name == '\0') || !strcmp(name, "ucx")) {
+        return &fs_tl_ucx_ops;
+    }
+    return !strcmp(name, "ofi") ? &fs_tl_ofi_ops : NULL;
+}
+
 mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_threads,
                                              bool mpi_threads)
 {
@@ -119,13 +130,18 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
     config.params          = &fs_ompi.params;
     config.host            = &fs_ompi_host_ops;
     config.host_arg        = &fs_ompi;
-    config.tl_ops          = &fs_tl_ucx_ops;
+    config.tl_ops          = fs_ompi_transport();
+    if (config.tl_ops == NULL) {
+        FS_ERROR("pml_failstop_transport is \"%s\": ucx or ofi",
+                 fs_ompi.params.transport);
+        return NULL;
+    }
     config.my_id           = fs_ompi_proc_id(ompi_proc_local());
     config.multi_thread    = mpi_threads;
     config.estimated_peers = ompi_process_info.num_procs;
     config.external_propagation = fs_ompi.params.hb_period_ms > 0;
     if (fs_engine_create(&config, &fs_ompi.engine) != FS_OK) {
-        FS_ERROR("cannot start the failstop engine over UCX");
+        FS_ERROR("cannot start the failstop engine over %s", config.tl_ops->name);
         return NULL;
     }
     if (fs_ompi_hb_init() != OMPI_SUCCESS) {
@@ -135,7 +151,7 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
         return NULL;
     }
     if (fs_ompi_publish_address() != OMPI_SUCCESS) {
-        FS_ERROR("cannot publish the UCX address");
+        FS_ERROR("cannot publish the transport address");
         fs_ompi_hb_fini();
         fs_engine_destroy(fs_ompi.engine);
         fs_ompi.engine = NULL;

@@ -78,6 +78,7 @@ typedef struct fs_tl_config {
     int                   fifo_size;
     size_t                cma_seg_size;
     size_t                estimated_eps;
+    const char           *ofi_provider;  /* OFI: provider name, "" for any */
 } fs_tl_config_t;
 
 typedef struct fs_tl_ops {
@@ -121,5 +122,6 @@ typedef struct fs_tl_ops {
 } fs_tl_ops_t;
 
 extern const fs_tl_ops_t fs_tl_ucx_ops;
+extern const fs_tl_ops_t fs_tl_ofi_ops;
 
 #endif

@@ -20,7 +20,11 @@
 #                     --mca btl tcp,self)
 #   FS_TEST_EXTRA_OPTS  more launcher options for every run
 #                     (default: --bind-to none)
-#   FS_TEST_CONFIGS   configs to run (default: "shm tcp")
+#   FS_TEST_CONFIGS   configs to run (default: "shm tcp"): shm and tcp are
+#                     UCX's (or ob1's, see above); ofi-net, ofi-shm,
+#                     ofi-sockets, ofi-rxm (tcp;ofi_rxm) and ofi-rxd
+#                     (udp;ofi_rxd) select failstop's OFI transport and
+#                     that libfabric provider
 #   FS_TEST_FILTER    extended regex; only matching test names run
 #   FS_TEST_FAILSTOP_TESTS  1 to also run the failstop-specific tf_*.c
 #                     programs (default: 1 with the failstop launcher, 0 when
@@ -233,6 +237,15 @@ verdict_fault() {
     [ "$rc" -eq 0 ] || echo "exit status $rc"
 }
 
+# ofi-PROVIDER configs: failstop's OFI transport over one libfabric provider
+ofi_provider() {
+    case $1 in
+    ofi-rxm) echo "tcp;ofi_rxm" ;;
+    ofi-rxd) echo "udp;ofi_rxd" ;;
+    *) echo "${1#ofi-}" ;;
+    esac
+}
+
 PASSED=0
 FAILED=()
 T0=$(now_us)
@@ -264,7 +277,9 @@ for name in "${TESTS[@]}"; do
             case $cfg in
             shm) opts=("${SHM_OPTS[@]}") ;;
             tcp) opts=("${TCP_OPTS[@]}") ;;
-            *) die "unknown config '$cfg' (shm or tcp)" ;;
+            ofi-*) opts=(--mca pml_failstop_transport ofi
+                         --mca pml_failstop_ofi_provider "$(ofi_provider "$cfg")") ;;
+            *) die "unknown config '$cfg' (shm, tcp, ofi-net, ofi-shm, ofi-sockets, ofi-rxm, ofi-rxd)" ;;
             esac
             tag="$name np=$np $cfg"
             [ "$reps" -gt 1 ] && tag="$tag #$it"

@@ -1,0 +1,586 @@
+/* OFI (libfabric) transport: setup, peers, the receive path and progress.
+ * Design in ofi_int.h; sending in ofi_tx.c; rendezvous in ofi_rndv.c.
+ *
+ * Providers report a dead peer differently (research: net in 1-6 ms,
+ * sockets in 8-16 ms, tcp;ofi_rxm, shm and udp;ofi_rxd never).  What they do
+ * report, CQ error entries and refused sends, goes through the one
+ * classification table with the provider's context; what they do not is the
+ * heartbeat detector's, whose verdict closes the endpoint (forced), which
+ * ends everything in flight with that peer here. */
+#include "transport/ofi_int.h"
+#include "common/fs_log.h"
+#include "failure/fault_status.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The only provider-specific knowledge.  eager_max keeps every message
+ * below the provider's own rendezvous (rxm's segfaults when a dead peer's
+ * rendezvous matches; shm's hangs to a dead peer and fails with FI_EIO
+ * from one).  fault_ctx: whether a timeout-like error may just be a slow
+ * peer (hardware fabrics) or the link reports process death (sockets).
+ * Rows not verified are read from the providers' sources only. */
+static const fs_ofi_prov_t fs_ofi_provs[] = {
+    {"net",           16384, FS_FAULT_CTX_OP,        1},
+    {"sockets",       16384, FS_FAULT_CTX_OP,        1},
+    {"tcp;ofi_rxm",    8192, FS_FAULT_CTX_OP,        1},
+    {"shm",            4000, FS_FAULT_CTX_OP,        1},
+    {"udp;ofi_rxd",    8192, FS_FAULT_CTX_OP,        1},
+    {"verbs;ofi_rxm",  8192, FS_FAULT_CTX_SLOW_LINK, 0},
+    {"efa",            8192, FS_FAULT_CTX_SLOW_LINK, 0},
+    {"cxi",           16384, FS_FAULT_CTX_SLOW_LINK, 0},
+    {"psm3",           8192, FS_FAULT_CTX_SLOW_LINK, 0},
+    {"opx",            8192, FS_FAULT_CTX_SLOW_LINK, 0},
+};
+static const fs_ofi_prov_t fs_ofi_prov_default = {"", 8192, FS_FAULT_CTX_SLOW_LINK, 0};
+
+#define FS_OFI_RECVS      128     /* receives posted (at most rx size / 2) */
+
+static const fs_ofi_prov_t *fs_ofi_prov_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(fs_ofi_provs) / sizeof(fs_ofi_provs[0]); ++i) {
+        if (strcmp(fs_ofi_provs[i].name, name) == 0) {
+            return &fs_ofi_provs[i];
+        }
+    }
+    return &fs_ofi_prov_default;
+}
+
+void fs_ofi_bad(fs_tl_t *tl, const char *what)
+{
+    if (tl->warned < 16) {
+        ++tl->warned;
+        FS_WARN("OFI: dropping %s%s", what,
+                (tl->warned == 16) ? " (no more such warnings)" : "");
+    }
+}
+
+fs_status_t fs_ofi_mr_reg(fs_tl_t *tl, void *mem, size_t len, struct fid_mr **mr_p,
+                          void **desc_p)
+{
+    int rc;
+
+    *mr_p   = NULL;
+    *desc_p = NULL;
+    if (!tl->mr_local) {
+        return FS_OK;
+    }
+    rc = fi_mr_reg(tl->domain, mem, len, FI_SEND | FI_RECV, 0, tl->mr_key++, 0,
+                   mr_p, NULL);
+    if ((rc == 0) && (tl->info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
+        rc = fi_mr_bind(*mr_p, &tl->ep->fid, 0);
+        rc = rc ? rc : fi_mr_enable(*mr_p);
+    }
+    if (rc != 0) {
+        FS_ERROR("OFI: cannot register %zu bytes: %s", len, fi_strerror(-rc));
+        if (*mr_p != NULL) {
+            fi_close(&(*mr_p)->fid);
+            *mr_p = NULL;
+        }
+        return FS_ERR_NO_MEMORY;
+    }
+    *desc_p = fi_mr_desc(*mr_p);
+    return FS_OK;
+}
+
+/* ---- peers ----------------------------------------------------------------- */
+
+static fs_list_t *fs_ofi_bucket(fs_tl_t *tl, const uint8_t *name, size_t len)
+{
+    uint32_t h = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        h = (h ^ name[i]) * 16777619u;
+    }
+    return &tl->buckets[h % FS_OFI_HASH];
+}
+
+/* The peer at an address; a new one is inserted into the AV (first contact:
+ * the only allocation outside setup and pool growth). */
+fs_tl_ep_t *fs_ofi_peer_get(fs_tl_t *tl, const void *name, size_t len)
+{
+    fs_list_t *bucket = fs_ofi_bucket(tl, name, len), *e;
+    fs_tl_ep_t *peer;
+    int rc;
+
+    for (e = bucket->next; e != bucket; e = e->next) {
+        peer = fs_container_of(e, fs_tl_ep_t, hash);
+        if ((peer->name_len == len) && (memcmp(peer->name, name, len) == 0)) {
+            return peer;
+        }
+    }
+    peer = calloc(1, sizeof(*peer));
+    if (peer == NULL) {
+        return NULL;
+    }
+    rc = fi_av_insert(tl->av, name, 1, &peer->addr, 0, NULL);
+    if (rc != 1) {
+        FS_ERROR("OFI: cannot add a peer's address: %s",
+                 (rc < 0) ? fi_strerror(-rc) : "rejected by the provider");
+        free(peer);
+        return NULL;
+    }
+    peer->tl       = tl;
+    peer->name_len = len;
+    memcpy(peer->name, name, len);
+    fs_list_init(&peer->pending);
+    fs_list_init(&peer->posted);
+    fs_list_init(&peer->pend_elem);
+    fs_list_init(&peer->rndv);
+    fs_list_init(&peer->report_elem);
+    fs_list_init(&peer->close_elem);
+    fs_list_push_tail(bucket, &peer->hash);
+    return peer;
+}
+
+/* No more traffic with peer: what waits for it ends from progress, with
+ * the class of row (NULL: the engine closed it, FS_ERR_CANCELED). */
+static void fs_ofi_peer_stop(fs_tl_t *tl, fs_tl_ep_t *peer, const fs_fault_row_t *row)
+{
+    peer->failed      = 1;
+    peer->fail_row    = row;
+    peer->fail_status = (row != NULL) ? fs_fault_to_status(row->cls) : FS_ERR_CANCELED;
+    fs_ofi_drop_sends(tl, peer, peer->fail_status);
+    fs_ofi_rndv_fail_peer(tl, peer, peer->fail_status);
+}
+
+void fs_ofi_peer_fail(fs_tl_t *tl, fs_tl_ep_t *peer, const fs_fault_row_t *row)
+{
+    if (peer->failed) {
+        return;
+    }
+    fs_ofi_peer_stop(tl, peer, row);
+    if (!fs_list_is_linked(&peer->report_elem)) {
+        fs_list_push_tail(&tl->report, &peer->report_elem);
+    }
+}
+
+static int fs_ofi_peer_quiet(const fs_tl_ep_t *peer)
+{
+    return peer->failed || (fs_list_is_empty(&peer->posted) && (peer->tx_rndv == 0) &&
+                            fs_list_is_empty(&peer->pending));
+}
+
+/* ep_error, then closes that finished, then operations: every engine
+ * callback runs here, in progress. */
+static unsigned fs_ofi_report(fs_tl_t *tl)
+{
+    fs_list_t *e, *next;
+    unsigned count = 0;
+
+    while ((e = fs_list_pop_head(&tl->report)) != NULL) {
+        fs_tl_ep_t *peer = fs_container_of(e, fs_tl_ep_t, report_elem);
+
+        if ((peer->user != NULL) && !peer->reported && (peer->fail_row != NULL)) {
+            peer->reported = 1;
+            tl->up.ep_error(tl->up_arg, peer->user, peer->fail_row);
+            ++count;
+        }
+    }
+    for (e = tl->closing.next; e != &tl->closing; e = next) {
+        fs_tl_ep_t *peer = fs_container_of(e, fs_tl_ep_t, close_elem);
+        fs_tl_op_t *op   = peer->close_op;
+
+        next = e->next;
+        if (!fs_ofi_peer_quiet(peer)) {
+            continue;
+        }
+        fs_list_remove(e);
+        peer->close_op = NULL;
+        peer->user     = NULL;
+        op->busy       = 0;
+        op->cb(op, FS_OK, 0);
+        ++count;
+        next = tl->closing.next;    /* the callback may have closed others */
+    }
+    return count + fs_ofi_rndv_report(tl);
+}
+
+/* ---- receive path ---------------------------------------------------------- */
+
+static void fs_ofi_rx(fs_tl_t *tl, const uint8_t *msg, size_t len)
+{
+    fs_ofi_wire_t w;
+    fs_tl_rx_t rx = {NULL, 0};
+
+    if (fs_unlikely(len < sizeof(w))) {
+        fs_ofi_bad(tl, "a message shorter than its header");
+        return;
+    }
+    memcpy(&w, msg, sizeof(w));
+    switch (w.type) {
+    case FS_OFI_EAGER:
+        if ((w.hdr_len > len - sizeof(w)) || (w.am_id >= FS_AM_COUNT)) {
+            break;
+        }
+        (void)tl->up.am_recv(tl->up_arg, w.am_id, msg + sizeof(w), w.hdr_len,
+                             (void *)(msg + sizeof(w) + w.hdr_len),
+                             len - sizeof(w) - w.hdr_len, &rx);
+        return;
+    case FS_OFI_RTS:
+        if (len >= sizeof(fs_ofi_rts_t)) {
+            fs_ofi_rx_rts(tl, msg, len);
+            return;
+        }
+        break;
+    case FS_OFI_CTS:
+        fs_ofi_rx_cts(tl, msg, len);
+        return;
+    case FS_OFI_DATA:
+        if (len >= sizeof(fs_ofi_data_t)) {
+            fs_ofi_rx_data(tl, msg, len);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    fs_ofi_bad(tl, "a malformed message");
+}
+
+static fs_status_t fs_ofi_rbuf_post(fs_tl_t *tl, fs_ofi_rbuf_t *rb)
+{
+    ssize_t rc;
+
+    do {
+        rc = fi_recv(tl->ep, rb->mem, tl->slot_size, rb->desc, FI_ADDR_UNSPEC, &rb->ctx);
+        if (rc == -FI_EAGAIN) {
+            (void)fi_cq_read(tl->cq, NULL, 0);  /* drive the provider */
+        }
+    } while (rc == -FI_EAGAIN);
+    if (rc != 0) {
+        FS_ERROR("OFI: cannot post a receive buffer: %s", fi_strerror((int)-rc));
+        return FS_ERR_LOCAL;
+    }
+    return FS_OK;
+}
+
+static void fs_ofi_complete(fs_tl_t *tl, const struct fi_cq_data_entry *ev)
+{
+    fs_ofi_ctx_t *ctx = ev->op_context;
+
+    if (ctx->kind == FS_OFI_CTX_SLOT) {
+        fs_ofi_send_done(tl, fs_container_of(ctx, fs_ofi_slot_t, ctx), NULL);
+        return;
+    }
+    fs_ofi_rx(tl, fs_container_of(ctx, fs_ofi_rbuf_t, ctx)->mem, ev->len);
+    (void)fs_ofi_rbuf_post(tl, fs_container_of(ctx, fs_ofi_rbuf_t, ctx));
+}
+
+static unsigned fs_ofi_cq_error(fs_tl_t *tl)
+{
+    struct fi_cq_err_entry err;
+    const fs_fault_row_t *row;
+    fs_ofi_ctx_t *ctx;
+
+    memset(&err, 0, sizeof(err));
+    if (fi_cq_readerr(tl->cq, &err, 0) != 1) {
+        return 0;
+    }
+    row = fs_fault_classify(FS_FAULT_SRC_OFI, err.err, err.prov_errno,
+                            tl->prov->fault_ctx);
+    FS_DEBUG("OFI %s: completion error %s, provider error %d (%s): %s",
+             tl->info->fabric_attr->prov_name, fi_strerror(err.err), err.prov_errno,
+             fi_cq_strerror(tl->cq, err.prov_errno, err.err_data, NULL, 0),
+             fs_fault_class_name(row->cls));
+    ctx = err.op_context;
+    if (ctx == NULL) {
+        return 1;
+    }
+    if (ctx->kind == FS_OFI_CTX_SLOT) {
+        fs_ofi_send_done(tl, fs_container_of(ctx, fs_ofi_slot_t, ctx), row);
+    } else {
+        /* a receive failed (no sender known): the buffer goes back */
+        (void)fs_ofi_rbuf_post(tl, fs_container_of(ctx, fs_ofi_rbuf_t, ctx));
+    }
+    return 1;
+}
+
+static unsigned fs_ofi_progress(fs_tl_t *tl)
+{
+    struct fi_cq_data_entry ev[FS_OFI_BATCH];
+    ssize_t n, i;
+    unsigned count = 0;
+
+    n = fi_cq_read(tl->cq, ev, FS_OFI_BATCH);
+    if (n > 0) {
+        for (i = 0; i < n; ++i) {
+            fs_ofi_complete(tl, &ev[i]);
+        }
+        count = (unsigned)n;
+    } else if (n == -FI_EAVAIL) {
+        count = fs_ofi_cq_error(tl);
+    }
+    if (fs_unlikely(!fs_list_is_empty(&tl->pending_peers))) {
+        count += fs_ofi_retry_pending(tl);
+    }
+    if (fs_unlikely(!fs_list_is_empty(&tl->report) || !fs_list_is_empty(&tl->closing) ||
+                    !fs_list_is_empty(&tl->done))) {
+        count += fs_ofi_report(tl);
+    }
+    return count;
+}
+
+/* ---- endpoints ------------------------------------------------------------- */
+
+static fs_status_t fs_ofi_ep_create(fs_tl_t *tl, const void *addr, size_t addr_len,
+                                    void *ep_user, fs_tl_ep_t **ep_p)
+{
+    fs_tl_ep_t *peer;
+
+    if ((addr_len == 0) || (addr_len > FS_OFI_ADDR_MAX)) {
+        FS_ERROR("OFI: a peer address of %zu bytes (at most %u)", addr_len,
+                 FS_OFI_ADDR_MAX);
+        return FS_ERR_INVALID;
+    }
+    peer = fs_ofi_peer_get(tl, addr, addr_len);
+    if (peer == NULL) {
+        return FS_ERR_LOCAL;
+    }
+    peer->user     = ep_user;
+    peer->reported = 0;
+    if (peer->failed && (peer->fail_row == NULL)) {
+        peer->failed = 0;       /* closed by the engine earlier: open again */
+    } else if (peer->failed && !fs_list_is_linked(&peer->report_elem)) {
+        fs_list_push_tail(&tl->report, &peer->report_elem);    /* tell the new user */
+    }
+    *ep_p = peer;
+    return FS_OK;
+}
+
+/* A forced close (or one of a failed peer) ends everything with the peer
+ * at once, its callbacks from progress; a flushing close waits until what
+ * was sent has left (completions, rendezvous taken or dropped).  The peer
+ * object itself stays until fini: completions in flight point to it. */
+static fs_status_t fs_ofi_ep_close(fs_tl_t *tl, fs_tl_ep_t *peer, int force,
+                                   fs_tl_op_t *op)
+{
+    if (force || peer->failed) {
+        if (!peer->failed) {
+            fs_ofi_peer_stop(tl, peer, NULL);
+        }
+        peer->user = NULL;
+        return FS_OK;
+    }
+    if (fs_ofi_peer_quiet(peer)) {
+        peer->user = NULL;
+        return FS_OK;
+    }
+    peer->close_op = op;
+    op->busy       = 1;
+    op->handle     = NULL;
+    fs_list_push_tail(&tl->closing, &peer->close_elem);
+    return FS_INPROGRESS;
+}
+
+/* ---- setup ----------------------------------------------------------------- */
+
+static struct fi_info *fs_ofi_getinfo(const char *provider)
+{
+    struct fi_info *hints = fi_allocinfo(), *info = NULL;
+    int rc;
+
+    if (hints == NULL) {
+        return NULL;
+    }
+    hints->ep_attr->type          = FI_EP_RDM;
+    hints->caps                   = FI_MSG;
+    hints->mode                   = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode   = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR |
+                                    FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->tx_attr->msg_order     = FI_ORDER_SAS;
+    hints->rx_attr->msg_order     = FI_ORDER_SAS;
+    hints->tx_attr->op_flags      = FI_TRANSMIT_COMPLETE;
+    if ((provider != NULL) && (*provider != '\0')) {
+        hints->fabric_attr->prov_name = strdup(provider);
+    }
+    rc = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &info);
+    fi_freeinfo(hints);
+    if (rc != 0) {
+        FS_ERROR("OFI: no provider%s%s offers reliable datagrams with send-after-send "
+                 "order: %s",
+                 (provider && *provider) ? " named " : "", provider ? provider : "",
+                 fi_strerror(-rc));
+        return NULL;
+    }
+    return info;
+}
+
+static fs_status_t fs_ofi_open(fs_tl_t *tl)
+{
+    struct fi_cq_attr cq_attr;
+    struct fi_av_attr av_attr;
+
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.format   = FI_CQ_FORMAT_DATA;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    memset(&av_attr, 0, sizeof(av_attr));
+    av_attr.type = tl->info->domain_attr->av_type;
+    if ((fi_fabric(tl->info->fabric_attr, &tl->fabric, NULL) != 0) ||
+        (fi_domain(tl->fabric, tl->info, &tl->domain, NULL) != 0) ||
+        (fi_cq_open(tl->domain, &cq_attr, &tl->cq, NULL) != 0) ||
+        (fi_av_open(tl->domain, &av_attr, &tl->av, NULL) != 0) ||
+        (fi_endpoint(tl->domain, tl->info, &tl->ep, NULL) != 0) ||
+        (fi_ep_bind(tl->ep, &tl->cq->fid, FI_TRANSMIT | FI_RECV) != 0) ||
+        (fi_ep_bind(tl->ep, &tl->av->fid, 0) != 0) ||
+        (fi_enable(tl->ep) != 0)) {
+        FS_ERROR("OFI: cannot open an endpoint of provider %s",
+                 tl->info->fabric_attr->prov_name);
+        return FS_ERR_LOCAL;
+    }
+    tl->name_len = sizeof(tl->name);
+    if (fi_getname(&tl->ep->fid, tl->name, &tl->name_len) != 0) {
+        FS_ERROR("OFI: no address for the endpoint (or longer than %u bytes)",
+                 FS_OFI_ADDR_MAX);
+        return FS_ERR_LOCAL;
+    }
+    return FS_OK;
+}
+
+/* One receive per message, each of slot_size bytes, from one registered
+ * region.  (Multi-receive buffers would waste less memory, but shm 1.17
+ * leaks a receive entry now and then when they are used in both directions:
+ * after ~150 buffers every post failed with -FI_ENOMEM.) */
+static fs_status_t fs_ofi_rbufs_post(fs_tl_t *tl)
+{
+    size_t n = tl->info->rx_attr->size / 2, i;
+    void *desc;
+
+    n = (n > FS_OFI_RECVS) ? FS_OFI_RECVS : ((n < 8) ? 8 : n);
+    tl->rbufs   = calloc(n, sizeof(*tl->rbufs));
+    tl->rmem    = aligned_alloc(64, n * tl->slot_size);
+    if ((tl->rbufs == NULL) || (tl->rmem == NULL) ||
+        (fs_ofi_mr_reg(tl, tl->rmem, n * tl->slot_size, &tl->rmr, &desc) != FS_OK)) {
+        return FS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < n; ++i) {
+        fs_ofi_rbuf_t *rb = &tl->rbufs[i];
+
+        rb->ctx.kind = FS_OFI_CTX_RBUF;
+        rb->mem      = tl->rmem + i * tl->slot_size;
+        rb->desc     = desc;
+        ++tl->nrbufs;
+        if (fs_ofi_rbuf_post(tl, rb) != FS_OK) {
+            return FS_ERR_LOCAL;
+        }
+    }
+    return FS_OK;
+}
+
+static void fs_ofi_fini(fs_tl_t *tl)
+{
+    unsigned i;
+
+    if (tl->ep != NULL) {
+        fi_close(&tl->ep->fid);     /* cancels the posted receives */
+    }
+    if (tl->rmr != NULL) {
+        fi_close(&tl->rmr->fid);
+    }
+    free(tl->rmem);
+    free(tl->rbufs);
+    fs_ofi_slots_free(tl);
+    if (tl->av != NULL) {
+        fi_close(&tl->av->fid);
+    }
+    if (tl->cq != NULL) {
+        fi_close(&tl->cq->fid);
+    }
+    if (tl->domain != NULL) {
+        fi_close(&tl->domain->fid);
+    }
+    if (tl->fabric != NULL) {
+        fi_close(&tl->fabric->fid);
+    }
+    for (i = 0; i < FS_OFI_HASH; ++i) {
+        fs_list_t *e;
+        while ((e = fs_list_pop_head(&tl->buckets[i])) != NULL) {
+            free(fs_container_of(e, fs_tl_ep_t, hash));
+        }
+    }
+    fs_ofi_id_cleanup(&tl->ids);
+    fs_mpool_cleanup(&tl->rndvs);
+    if (tl->info != NULL) {
+        fi_freeinfo(tl->info);
+    }
+    free(tl);
+}
+
+static void fs_ofi_lists_init(fs_tl_t *tl)
+{
+    unsigned i;
+
+    for (i = 0; i < FS_OFI_HASH; ++i) {
+        fs_list_init(&tl->buckets[i]);
+    }
+    fs_list_init(&tl->pending_peers);
+    fs_list_init(&tl->report);
+    fs_list_init(&tl->closing);
+    fs_list_init(&tl->done);
+    fs_list_init(&tl->free_slots);
+}
+
+static fs_status_t fs_ofi_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *up,
+                               void *up_arg, fs_tl_t **tl_p)
+{
+    fs_tl_t *tl = calloc(1, sizeof(*tl));
+    fs_status_t status = FS_ERR_LOCAL;
+
+    if (tl == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    tl->up     = *up;
+    tl->up_arg = up_arg;
+    tl->dt_ops = cfg->dt_ops;
+    fs_ofi_lists_init(tl);
+    fs_mpool_init(&tl->rndvs, "ofi-rndv", sizeof(fs_ofi_rndv_t), 64, 0, NULL);
+    tl->info = fs_ofi_getinfo(cfg->ofi_provider);
+    if (tl->info != NULL) {
+        tl->prov      = fs_ofi_prov_find(tl->info->fabric_attr->prov_name);
+        tl->mr_local  = (tl->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+        tl->eager_max = tl->prov->eager_max;
+        tl->slot_size = (sizeof(fs_ofi_data_t) + tl->eager_max + 63) & ~(size_t)63;
+        status        = fs_ofi_open(tl);
+    }
+    if (status == FS_OK) {
+        status = fs_ofi_rbufs_post(tl);
+    }
+    if (status != FS_OK) {
+        fs_ofi_fini(tl);
+        return status;
+    }
+    FS_INFO("OFI: provider %s (%s), messages above %zu bytes by rendezvous%s",
+            tl->info->fabric_attr->prov_name, tl->info->domain_attr->name,
+            tl->eager_max, tl->prov->verified ? "" : "; provider not verified by failstop");
+    *tl_p = tl;
+    return FS_OK;
+}
+
+static fs_status_t fs_ofi_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
+{
+    *addr_p = tl->name;
+    *len_p  = tl->name_len;
+    return FS_OK;
+}
+
+const fs_tl_ops_t fs_tl_ofi_ops = {
+    .name      = "ofi",
+    .init      = fs_ofi_init,
+    .fini      = fs_ofi_fini,
+    .address   = fs_ofi_address,
+    .ep_create = fs_ofi_ep_create,
+    .ep_close  = fs_ofi_ep_close,
+    .ep_flush  = NULL,
+    .am_send   = fs_ofi_am_send,
+    .recv_data = fs_ofi_recv_data,
+    .release   = fs_ofi_release,
+    .cancel    = fs_ofi_cancel,
+    .progress  = fs_ofi_progress,
+};
