@@ -163,10 +163,13 @@ tools-test: all
 	@bash tests/tools/include_graph.sh
 	@bash tests/tools/test_fence.sh $(BUILD)
 
-# REPEAT: runs in a row of each fault test per transport (make test: 20)
+# REPEAT: runs in a row of each fault test per transport (make test: 20).
+# Over failstop's OFI transport (shm and net providers) the failure-free
+# tests only, for now: its fault tests do not all pass yet (issue 14 notes)
 REPEAT ?= 1
 mpi-test: all
 	@FS_TEST_REPEAT=$${FS_TEST_REPEAT:-$(REPEAT)} bash tests/mpi/run.sh $(BUILD)
+	@FS_TEST_CONFIGS="ofi-shm ofi-net" FS_TEST_FAILSTOP_TESTS=0 bash tests/mpi/run.sh $(BUILD)
 	@bash tests/mpi/exit_status.sh $(BUILD)
 	@bash tests/mpi/hb_foreign.sh $(BUILD)
 	@bash tests/mpi/hb_netns.sh $(BUILD)

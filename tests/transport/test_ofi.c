@@ -186,24 +186,32 @@ static void fill(uint8_t *p, size_t len)
     }
 }
 
-Test(ofi, a_rendezvous_is_fetched_into_the_receive_buffer_and_completes_both_sides)
+/* a sends `big` (a rendezvous), b is offered it and starts fetching it
+ * into the first cap bytes of b.data, pre-filled with pattern. */
+static void start_fetch(size_t cap, int pattern, done_t *d, done_t *f)
 {
-    done_t d = {0}, f = {0};
     fs_buf_t rbuf;
 
     fill(big, sizeof(big));
     b.keep = 1;
-    cr_assert_eq(send_bytes(big, sizeof(big), 0, &d), FS_INPROGRESS);
+    cr_assert_eq(send_bytes(big, sizeof(big), 0, d), FS_INPROGRESS);
     progress_until(&b.upcalls, 1);
     cr_assert_not_null(b.desc, "the receiver was offered a rendezvous");
     cr_expect_eq(b.len, sizeof(big));
     progress_n(100);
-    cr_expect_eq(d.count, 0, "the send waits for its receiver");
-    memset(b.data, 0, sizeof(b.data));
-    fs_buf_set_contig(&rbuf, b.data, sizeof(b.data));
-    f.op.cb = on_done;
-    cr_assert_eq(fs_tl_ofi_ops.recv_data(b.tl, b.desc, &rbuf, sizeof(big), &f.op),
+    cr_expect_eq(d->count, 0, "the send waits for its receiver");
+    memset(b.data, pattern, sizeof(b.data));
+    fs_buf_set_contig(&rbuf, b.data, cap);
+    f->op.cb = on_done;
+    cr_assert_eq(fs_tl_ofi_ops.recv_data(b.tl, b.desc, &rbuf, sizeof(big), &f->op),
                  FS_INPROGRESS);
+}
+
+Test(ofi, a_rendezvous_is_fetched_into_the_receive_buffer_and_completes_both_sides)
+{
+    done_t d = {0}, f = {0};
+
+    start_fetch(sizeof(b.data), 0, &d, &f);
     progress_until(&f.count, 1);
     progress_until(&d.count, 1);
     cr_assert_eq(f.count, 1);
@@ -216,17 +224,8 @@ Test(ofi, a_rendezvous_is_fetched_into_the_receive_buffer_and_completes_both_sid
 Test(ofi, a_truncating_fetch_asks_only_for_what_fits)
 {
     done_t d = {0}, f = {0};
-    fs_buf_t rbuf;
 
-    fill(big, sizeof(big));
-    b.keep = 1;
-    cr_assert_eq(send_bytes(big, sizeof(big), 0, &d), FS_INPROGRESS);
-    progress_until(&b.upcalls, 1);
-    memset(b.data, 0xee, sizeof(b.data));
-    fs_buf_set_contig(&rbuf, b.data, 20000);
-    f.op.cb = on_done;
-    cr_assert_eq(fs_tl_ofi_ops.recv_data(b.tl, b.desc, &rbuf, sizeof(big), &f.op),
-                 FS_INPROGRESS);
+    start_fetch(20000, 0xee, &d, &f);
     progress_until(&d.count, 1);
     progress_until(&f.count, 1);
     cr_expect_eq(f.status, FS_OK);
@@ -254,17 +253,8 @@ Test(ofi, a_rendezvous_dropped_in_its_upcall_completes_the_sender_once)
 Test(ofi, a_cancelled_fetch_ends_from_progress_and_later_fragments_are_dropped)
 {
     done_t d = {0}, f = {0};
-    fs_buf_t rbuf;
 
-    fill(big, sizeof(big));
-    b.keep = 1;
-    cr_assert_eq(send_bytes(big, sizeof(big), 0, &d), FS_INPROGRESS);
-    progress_until(&b.upcalls, 1);
-    memset(b.data, 0, sizeof(b.data));
-    fs_buf_set_contig(&rbuf, b.data, sizeof(b.data));
-    f.op.cb = on_done;
-    cr_assert_eq(fs_tl_ofi_ops.recv_data(b.tl, b.desc, &rbuf, sizeof(big), &f.op),
-                 FS_INPROGRESS);
+    start_fetch(sizeof(b.data), 0, &d, &f);
     fs_tl_ofi_ops.cancel(b.tl, &f.op);
     cr_expect_eq(f.count, 0, "no callback inside cancel");
     progress_until(&d.count, 1);
