@@ -165,11 +165,13 @@ tools-test: all
 
 # REPEAT: runs in a row of each fault test per transport (make test: 20).
 # Over failstop's OFI transport (shm and net providers) the failure-free
-# tests only, for now: its fault tests do not all pass yet (issue 14 notes)
+# tests and the lifecycle matrix (tf_life_*) once, for now: the other fault
+# tests do not all pass over net yet (issue 14 notes)
 REPEAT ?= 1
 mpi-test: all
 	@FS_TEST_REPEAT=$${FS_TEST_REPEAT:-$(REPEAT)} bash tests/mpi/run.sh $(BUILD)
-	@FS_TEST_CONFIGS="ofi-shm ofi-net" FS_TEST_FAILSTOP_TESTS=0 bash tests/mpi/run.sh $(BUILD)
+	@FS_TEST_CONFIGS="ofi-shm ofi-net" FS_TEST_FILTER='^(t_.*|tf_life_.*)$$' \
+	    bash tests/mpi/run.sh $(BUILD)
 	@bash tests/mpi/exit_status.sh $(BUILD)
 	@bash tests/mpi/hb_foreign.sh $(BUILD)
 	@bash tests/mpi/hb_netns.sh $(BUILD)

@@ -250,5 +250,8 @@ void fs_engine_inject_fire(fs_engine_t *engine, const fs_ep_t *ep)
             engine->inject_contact ? " at first contact with a peer" : "");
     engine->inject_contact = 0;             /* once (SIGSTOP returns) */
     engine->inject_left    = UINT64_MAX;
+    if (engine->tl_ops->tx_flush != NULL) {
+        engine->tl_ops->tx_flush(engine->tl, 0.5);
+    }
     engine->host->inject(engine->host_arg, engine->inject_sig);
 }

@@ -9,33 +9,39 @@
  * ends everything in flight with that peer here. */
 #include "transport/ofi_int.h"
 #include "common/fs_log.h"
+#include "common/fs_time.h"
 #include "failure/fault_status.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The only provider-specific knowledge.  eager_max keeps every message
  * below the provider's own rendezvous (rxm's segfaults when a dead peer's
  * rendezvous matches; shm's hangs to a dead peer and fails with FI_EIO
  * from one).  fault_ctx: whether a timeout-like error may just be a slow
  * peer (hardware fabrics) or the link reports process death (sockets).
- * Rows not verified are read from the providers' sources only. */
+ * ctrl_delivery: over connections, control messages complete on delivery
+ * (ofi_tx.c).  Rows not verified are read from the providers' sources
+ * only. */
 static const fs_ofi_prov_t fs_ofi_provs[] = {
-    {"net",           16384, FS_FAULT_CTX_OP,        1},
-    {"sockets",       16384, FS_FAULT_CTX_OP,        1},
-    {"tcp;ofi_rxm",    8192, FS_FAULT_CTX_OP,        1},
-    {"shm",            4000, FS_FAULT_CTX_OP,        1},
-    {"udp;ofi_rxd",    8192, FS_FAULT_CTX_OP,        1},
-    {"verbs;ofi_rxm",  8192, FS_FAULT_CTX_SLOW_LINK, 0},
-    {"efa",            8192, FS_FAULT_CTX_SLOW_LINK, 0},
-    {"cxi",           16384, FS_FAULT_CTX_SLOW_LINK, 0},
-    {"psm3",           8192, FS_FAULT_CTX_SLOW_LINK, 0},
-    {"opx",            8192, FS_FAULT_CTX_SLOW_LINK, 0},
+    {"net",           16384, FS_FAULT_CTX_OP,        1, 1},
+    {"sockets",       16384, FS_FAULT_CTX_OP,        1, 1},
+    {"tcp;ofi_rxm",    8192, FS_FAULT_CTX_OP,        1, 1},
+    {"shm",            4000, FS_FAULT_CTX_OP,        1, 0},
+    {"udp;ofi_rxd",    8192, FS_FAULT_CTX_OP,        1, 0},
+    {"verbs;ofi_rxm",  8192, FS_FAULT_CTX_SLOW_LINK, 0, 1},
+    {"efa",            8192, FS_FAULT_CTX_SLOW_LINK, 0, 0},
+    {"cxi",           16384, FS_FAULT_CTX_SLOW_LINK, 0, 0},
+    {"psm3",           8192, FS_FAULT_CTX_SLOW_LINK, 0, 0},
+    {"opx",            8192, FS_FAULT_CTX_SLOW_LINK, 0, 0},
 };
-static const fs_ofi_prov_t fs_ofi_prov_default = {"", 8192, FS_FAULT_CTX_SLOW_LINK, 0};
+static const fs_ofi_prov_t fs_ofi_prov_default = {"", 8192, FS_FAULT_CTX_SLOW_LINK, 0, 0};
 
 #define FS_OFI_RECVS      128     /* receives posted (at most rx size / 2) */
 
@@ -285,7 +291,7 @@ static unsigned fs_ofi_cq_error(fs_tl_t *tl)
     }
     row = fs_fault_classify(FS_FAULT_SRC_OFI, err.err, err.prov_errno,
                             tl->prov->fault_ctx);
-    FS_DEBUG("OFI %s: completion error %s, provider error %d (%s): %s",
+    FS_INFO("OFI %s: completion error %s, provider error %d (%s): %s",
              tl->info->fabric_attr->prov_name, fi_strerror(err.err), err.prov_errno,
              fi_cq_strerror(tl->cq, err.prov_errno, err.err_data, NULL, 0),
              fs_fault_class_name(row->cls));
@@ -302,20 +308,37 @@ static unsigned fs_ofi_cq_error(fs_tl_t *tl)
     return 1;
 }
 
+/* Completions read by fs_ofi_tx_flush wait in tl->stash for progress. */
+static unsigned fs_ofi_progress_stash(fs_tl_t *tl)
+{
+    struct fi_cq_data_entry ev[FS_OFI_STASH];
+    unsigned i, n = tl->nstash;
+
+    memcpy(ev, tl->stash, n * sizeof(ev[0]));
+    tl->nstash = 0;
+    for (i = 0; i < n; ++i) {
+        fs_ofi_complete(tl, &ev[i]);
+    }
+    return n;
+}
+
 static unsigned fs_ofi_progress(fs_tl_t *tl)
 {
     struct fi_cq_data_entry ev[FS_OFI_BATCH];
     ssize_t n, i;
     unsigned count = 0;
 
+    if (fs_unlikely(tl->nstash > 0)) {
+        count = fs_ofi_progress_stash(tl);
+    }
     n = fi_cq_read(tl->cq, ev, FS_OFI_BATCH);
     if (n > 0) {
         for (i = 0; i < n; ++i) {
             fs_ofi_complete(tl, &ev[i]);
         }
-        count = (unsigned)n;
+        count += (unsigned)n;
     } else if (n == -FI_EAVAIL) {
-        count = fs_ofi_cq_error(tl);
+        count += fs_ofi_cq_error(tl);
     }
     if (fs_unlikely(!fs_list_is_empty(&tl->pending_peers))) {
         count += fs_ofi_retry_pending(tl);
@@ -325,6 +348,55 @@ static unsigned fs_ofi_progress(fs_tl_t *tl)
         count += fs_ofi_report(tl);
     }
     return count;
+}
+
+/* Whether every send to a live peer has left (its completion was read). */
+static int fs_ofi_tx_idle(fs_tl_t *tl)
+{
+    unsigned i;
+    fs_list_t *e;
+
+    if (!fs_list_is_empty(&tl->pending_peers)) {
+        return 0;
+    }
+    for (i = 0; i < FS_OFI_HASH; ++i) {
+        for (e = tl->buckets[i].next; e != &tl->buckets[i]; e = e->next) {
+            const fs_tl_ep_t *peer = fs_container_of(e, fs_tl_ep_t, hash);
+
+            if (!peer->failed && !fs_list_is_empty(&peer->posted)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Drives the provider until what was sent has left, without running any
+ * engine callback: completions read here wait in tl->stash.  A send's slot
+ * leaves its peer's posted list when its completion is read. */
+static void fs_ofi_tx_flush(fs_tl_t *tl, double timeout)
+{
+    double deadline = fs_time_now() + timeout;
+    ssize_t n, i;
+
+    while (!fs_ofi_tx_idle(tl) && (tl->nstash < FS_OFI_STASH) &&
+           (fs_time_now() < deadline)) {
+        (void)fs_ofi_retry_pending(tl);
+        n = fi_cq_read(tl->cq, &tl->stash[tl->nstash], FS_OFI_STASH - tl->nstash);
+        if ((n < 0) && (n != -FI_EAGAIN)) {
+            return;     /* an error entry: progress reads it */
+        }
+        for (i = 0; i < n; ++i) {
+            fs_ofi_ctx_t *ctx = tl->stash[tl->nstash + (unsigned)i].op_context;
+
+            if (ctx->kind == FS_OFI_CTX_SLOT) {
+                fs_list_remove(&fs_container_of(ctx, fs_ofi_slot_t, ctx)->elem);
+            }
+        }
+        if (n > 0) {
+            tl->nstash += (unsigned)n;
+        }
+    }
 }
 
 /* ---- endpoints ------------------------------------------------------------- */
@@ -413,6 +485,27 @@ static struct fi_info *fs_ofi_getinfo(const char *provider)
     return info;
 }
 
+/* shm names an endpoint after its process id, and a killed process leaves
+ * its file in /dev/shm: a later process with the same id failed to open
+ * its endpoint (seen after a few hundred kills).  A name of our own that
+ * no later process repeats avoids that. */
+static void fs_ofi_shm_name(fs_tl_t *tl)
+{
+    char name[64];
+    struct timespec ts;
+
+    if ((strcmp(tl->info->fabric_attr->prov_name, "shm") != 0) ||
+        (tl->info->addr_format != FI_ADDR_STR)) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    snprintf(name, sizeof(name), "fi_shm://failstop-%d-%llx", (int)getpid(),
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    free(tl->info->src_addr);
+    tl->info->src_addr    = strdup(name);
+    tl->info->src_addrlen = (tl->info->src_addr != NULL) ? strlen(name) + 1 : 0;
+}
+
 static fs_status_t fs_ofi_open(fs_tl_t *tl)
 {
     struct fi_cq_attr cq_attr;
@@ -423,6 +516,7 @@ static fs_status_t fs_ofi_open(fs_tl_t *tl)
     cq_attr.wait_obj = FI_WAIT_NONE;
     memset(&av_attr, 0, sizeof(av_attr));
     av_attr.type = tl->info->domain_attr->av_type;
+    fs_ofi_shm_name(tl);
     if ((fi_fabric(tl->info->fabric_attr, &tl->fabric, NULL) != 0) ||
         (fi_domain(tl->fabric, tl->info, &tl->domain, NULL) != 0) ||
         (fi_cq_open(tl->domain, &cq_attr, &tl->cq, NULL) != 0) ||
@@ -540,7 +634,7 @@ static fs_status_t fs_ofi_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     tl->up_arg = up_arg;
     tl->dt_ops = cfg->dt_ops;
     fs_ofi_lists_init(tl);
-    fs_mpool_init(&tl->rndvs, "ofi-rndv", sizeof(fs_ofi_rndv_t), 64, 0, NULL);
+    fs_mpool_init(&tl->rndvs, "ofi-rndv", sizeof(fs_ofi_rndv_t), 256, 0, NULL);
     tl->info = fs_ofi_getinfo(cfg->ofi_provider);
     if (tl->info != NULL) {
         tl->prov      = fs_ofi_prov_find(tl->info->fabric_attr->prov_name);
@@ -551,6 +645,9 @@ static fs_status_t fs_ofi_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     }
     if (status == FS_OK) {
         status = fs_ofi_rbufs_post(tl);
+    }
+    if (status == FS_OK) {
+        status = fs_ofi_slots_grow(tl);
     }
     if (status != FS_OK) {
         fs_ofi_fini(tl);
@@ -583,4 +680,5 @@ const fs_tl_ops_t fs_tl_ofi_ops = {
     .release   = fs_ofi_release,
     .cancel    = fs_ofi_cancel,
     .progress  = fs_ofi_progress,
+    .tx_flush  = fs_ofi_tx_flush,
 };

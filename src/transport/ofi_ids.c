@@ -8,7 +8,7 @@
 
 static fs_status_t fs_ofi_id_grow(fs_ofi_idtab_t *t)
 {
-    uint32_t size = t->size ? 2 * t->size : 64;
+    uint32_t size = t->size ? 2 * t->size : 256;
     void **obj;
     uint32_t *gen, *free_idx, i;
 

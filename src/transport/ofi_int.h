@@ -64,6 +64,7 @@ typedef struct fs_ofi_data {
 #define FS_OFI_ADDR_MAX  128u   /* largest provider address */
 #define FS_OFI_WINDOW    16u    /* fragments of one rendezvous in flight */
 #define FS_OFI_BATCH     16     /* CQ entries read at once */
+#define FS_OFI_STASH     64     /* completions fs_ofi_tx_flush can hold */
 
 /* ---- objects ------------------------------------------------------------ */
 
@@ -83,6 +84,7 @@ typedef struct fs_ofi_slot {
     fs_tl_op_t      *op;        /* the engine's eager send, completed with it */
     uint64_t         sid;       /* DATA: the rendezvous it belongs to */
     size_t           len;
+    uint8_t          delivery;  /* complete when the peer's provider has it */
     void            *desc;      /* memory registration descriptor or NULL */
     uint8_t         *buf;
 } fs_ofi_slot_t;
@@ -146,6 +148,7 @@ typedef struct fs_ofi_prov {
     size_t           eager_max; /* largest message sent in one piece */
     uint32_t         fault_ctx; /* how to read its errors (classify) */
     int              verified;  /* tested on this project's machines */
+    int              ctrl_delivery; /* connections that a close resets */
 } fs_ofi_prov_t;
 
 #define FS_OFI_HASH 256
@@ -190,6 +193,8 @@ struct fs_tl {
     uint8_t            *rmem;
     struct fid_mr      *rmr;
     fs_ofi_rndv_t      *cb_rndv;    /* the RTS whose upcall runs now */
+    struct fi_cq_data_entry stash[FS_OFI_STASH];
+    unsigned            nstash;
     unsigned            warned;     /* malformed-message warnings given */
 };
 
@@ -201,6 +206,7 @@ void          fs_ofi_peer_fail(fs_tl_t *tl, fs_tl_ep_t *peer, const fs_fault_row
 void          fs_ofi_bad(fs_tl_t *tl, const char *what);
 
 /* ofi_tx.c */
+fs_status_t   fs_ofi_slots_grow(fs_tl_t *tl);
 fs_ofi_slot_t *fs_ofi_slot_get(fs_tl_t *tl);
 void          fs_ofi_slot_put(fs_tl_t *tl, fs_ofi_slot_t *slot);
 void          fs_ofi_slots_free(fs_tl_t *tl);

@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FS_OFI_CHUNK_SLOTS 128u
-#define FS_OFI_MAX_CHUNKS  64u   /* 8192 slots: past it a send fails (NO_MEMORY) */
+#define FS_OFI_CHUNK_SLOTS 256u  /* one chunk made at init: 64-message windows
+                                    to 3 peers fit without growing */
+#define FS_OFI_MAX_CHUNKS  32u   /* 8192 slots: past it a send fails (NO_MEMORY) */
 
 typedef struct fs_ofi_chunk {
     struct fs_ofi_chunk *next;
@@ -26,7 +27,7 @@ typedef struct fs_ofi_chunk {
     fs_ofi_slot_t        slots[FS_OFI_CHUNK_SLOTS];
 } fs_ofi_chunk_t;
 
-static fs_status_t fs_ofi_slots_grow(fs_tl_t *tl)
+fs_status_t fs_ofi_slots_grow(fs_tl_t *tl)
 {
     fs_ofi_chunk_t *chunk;
     void *desc = NULL;
@@ -79,9 +80,10 @@ fs_ofi_slot_t *fs_ofi_slot_get(fs_tl_t *tl)
 
 void fs_ofi_slot_put(fs_tl_t *tl, fs_ofi_slot_t *slot)
 {
-    slot->peer = NULL;
-    slot->op   = NULL;
-    slot->sid  = 0;
+    slot->peer     = NULL;
+    slot->op       = NULL;
+    slot->sid      = 0;
+    slot->delivery = 0;
     fs_list_push_head(&tl->free_slots, &slot->elem);
 }
 
@@ -107,14 +109,35 @@ static fs_status_t fs_ofi_post_failed(fs_tl_t *tl, fs_tl_ep_t *peer, ssize_t rc)
     const fs_fault_row_t *row =
         fs_fault_classify(FS_FAULT_SRC_OFI, (int32_t)rc, 0, tl->prov->fault_ctx);
 
-    FS_DEBUG("OFI: send refused: %s (%s)", fi_strerror((int)-rc), row->reason);
+    FS_INFO("OFI: send refused: %s (%s)", fi_strerror((int)-rc), row->reason);
     fs_ofi_peer_fail(tl, peer, row);
     return fs_fault_to_status(row->cls);
 }
 
+/* Control messages (departure: BYE, DONE) complete only once the peer's
+ * provider has taken them (FI_DELIVERY_COMPLETE): a process that finalized
+ * closes its endpoint after its flushing closes, and over TCP (net) a
+ * socket closed with unread data resets the connection, which discards
+ * what the peer's kernel still held: the BYE went missing and the peer
+ * read the reset as a death.  Not over shm, where no close resets anything
+ * and a delivery to a peer that has exited never completes. */
 static ssize_t fs_ofi_send_slot(fs_tl_t *tl, fs_tl_ep_t *peer, fs_ofi_slot_t *slot)
 {
-    return fi_send(tl->ep, slot->buf, slot->len, slot->desc, peer->addr, &slot->ctx);
+    struct iovec iov;
+    struct fi_msg msg;
+
+    if (fs_likely(!slot->delivery)) {
+        return fi_send(tl->ep, slot->buf, slot->len, slot->desc, peer->addr, &slot->ctx);
+    }
+    iov.iov_base  = slot->buf;
+    iov.iov_len   = slot->len;
+    msg.msg_iov   = &iov;
+    msg.desc      = &slot->desc;
+    msg.iov_count = 1;
+    msg.addr      = peer->addr;
+    msg.context   = &slot->ctx;
+    msg.data      = 0;
+    return fi_sendmsg(tl->ep, &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION);
 }
 
 /* Posts a filled slot.  A peer with sends waiting keeps its order: the slot
@@ -249,8 +272,9 @@ static fs_status_t fs_ofi_send_eager(fs_tl_t *tl, fs_tl_ep_t *peer, unsigned am_
     memcpy(slot->buf, &w, sizeof(w));
     memcpy(slot->buf + sizeof(w), hdr, hdr_len);
     fs_buf_pack(tl->dt_ops, buf, 0, slot->buf + sizeof(w) + hdr_len, buf->len);
-    slot->len  = sizeof(w) + hdr_len + buf->len;
-    slot->op   = op;
+    slot->len      = sizeof(w) + hdr_len + buf->len;
+    slot->op       = op;
+    slot->delivery = (am_id == FS_AM_CTRL) && tl->prov->ctrl_delivery;
     op->busy   = 1;
     op->handle = NULL;
     status     = fs_ofi_post(tl, peer, slot);

@@ -119,6 +119,12 @@ typedef struct fs_tl_ops {
     void        (*cancel)(fs_tl_t *tl, fs_tl_op_t *op);
 
     unsigned    (*progress)(fs_tl_t *tl);
+    /* Hands to the fabric, within timeout seconds, what the transport still
+     * holds in this process (sends queued, or kept by a provider until it
+     * is progressed), running no callback.  Optional (NULL: sends leave
+     * inside the call, as UCX's).  Fault injection's kill uses it, so that
+     * a process dies after the message it counted has left. */
+    void        (*tx_flush)(fs_tl_t *tl, double timeout);
 } fs_tl_ops_t;
 
 extern const fs_tl_ops_t fs_tl_ucx_ops;
