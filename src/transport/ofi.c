@@ -26,9 +26,9 @@
  * rendezvous matches; shm's hangs to a dead peer and fails with FI_EIO
  * from one).  fault_ctx: whether a timeout-like error may just be a slow
  * peer (hardware fabrics) or the link reports process death (sockets).
- * ctrl_delivery: over connections, control messages complete on delivery
- * (ofi_tx.c).  Rows not verified are read from the providers' sources
- * only. */
+ * conn: connection-based (over TCP): one side of a pair connects
+ * (fs_ofi_connect) and control messages complete on delivery (ofi_tx.c).
+ * Rows not verified are read from the providers' sources only. */
 static const fs_ofi_prov_t fs_ofi_provs[] = {
     {"net",           16384, FS_FAULT_CTX_OP,        1, 1},
     {"sockets",       16384, FS_FAULT_CTX_OP,        1, 1},
@@ -208,6 +208,60 @@ static unsigned fs_ofi_report(fs_tl_t *tl)
     return count + fs_ofi_rndv_report(tl);
 }
 
+/* ---- connections ----------------------------------------------------------- */
+
+/* Connection-based providers (net 1.17, xnet_rdm_cm.c) connect a pair of
+ * endpoints on the first send, and when both sides send first at once they
+ * settle the collision by closing one of the two sockets; a send queued on
+ * it can then fail with FI_ENOTCONN/EPIPE although the peer is alive, which
+ * reads as a death (seen after kills, when survivors first talk to each
+ * other all at once).  So one side of each pair connects: the one with the
+ * lower address sends a HELLO when the endpoint is created; the other
+ * holds its sends to that peer until the HELLO arrives (at most
+ * FS_OFI_HOLD_S, then it connects itself). */
+static int fs_ofi_is_connector(const fs_tl_t *tl, const fs_tl_ep_t *peer)
+{
+    if (tl->name_len != peer->name_len) {
+        return tl->name_len < peer->name_len;
+    }
+    return memcmp(tl->name, peer->name, tl->name_len) < 0;
+}
+
+static void fs_ofi_connect(fs_tl_t *tl, fs_tl_ep_t *peer)
+{
+    fs_ofi_wire_t w = {FS_OFI_HELLO, 0, 0, (uint32_t)tl->name_len};
+    fs_ofi_slot_t *slot;
+
+    if (!tl->prov->conn || peer->hello_seen || peer->hello_sent || peer->failed) {
+        return;
+    }
+    if (!fs_ofi_is_connector(tl, peer)) {
+        peer->hold       = 1;
+        peer->hold_until = fs_time_now() + FS_OFI_HOLD_S;
+        return;
+    }
+    slot = fs_ofi_slot_get(tl);
+    if (slot == NULL) {
+        return;     /* the first send connects */
+    }
+    memcpy(slot->buf, &w, sizeof(w));
+    memcpy(slot->buf + sizeof(w), tl->name, tl->name_len);
+    slot->len        = sizeof(w) + tl->name_len;
+    peer->hello_sent = 1;
+    (void)fs_ofi_post(tl, peer, slot);
+}
+
+static void fs_ofi_rx_hello(fs_tl_t *tl, const uint8_t *name, size_t len)
+{
+    fs_tl_ep_t *peer = fs_ofi_peer_get(tl, name, len);
+
+    if (peer == NULL) {
+        return;
+    }
+    peer->hello_seen = 1;
+    peer->hold       = 0;   /* progress posts what waited */
+}
+
 /* ---- receive path ---------------------------------------------------------- */
 
 static void fs_ofi_rx(fs_tl_t *tl, const uint8_t *msg, size_t len)
@@ -241,6 +295,12 @@ static void fs_ofi_rx(fs_tl_t *tl, const uint8_t *msg, size_t len)
     case FS_OFI_DATA:
         if (len >= sizeof(fs_ofi_data_t)) {
             fs_ofi_rx_data(tl, msg, len);
+            return;
+        }
+        break;
+    case FS_OFI_HELLO:
+        if ((w.aux > 0) && (w.aux <= FS_OFI_ADDR_MAX) && (len == sizeof(w) + w.aux)) {
+            fs_ofi_rx_hello(tl, msg + sizeof(w), w.aux);
             return;
         }
         break;
@@ -422,6 +482,7 @@ static fs_status_t fs_ofi_ep_create(fs_tl_t *tl, const void *addr, size_t addr_l
     } else if (peer->failed && !fs_list_is_linked(&peer->report_elem)) {
         fs_list_push_tail(&tl->report, &peer->report_elem);    /* tell the new user */
     }
+    fs_ofi_connect(tl, peer);
     *ep_p = peer;
     return FS_OK;
 }

@@ -29,7 +29,8 @@ enum {
     FS_OFI_EAGER = 1,   /* wire + engine header + data */
     FS_OFI_RTS   = 2,   /* fs_ofi_rts_t + sender address + engine header */
     FS_OFI_CTS   = 3,   /* fs_ofi_cts_t */
-    FS_OFI_DATA  = 4    /* fs_ofi_data_t + payload */
+    FS_OFI_DATA  = 4,   /* fs_ofi_data_t + payload */
+    FS_OFI_HELLO = 5    /* wire (aux: address length) + sender address */
 };
 
 #define FS_OFI_CTS_DROP 0x1u    /* the receiver does not want the data */
@@ -65,6 +66,7 @@ typedef struct fs_ofi_data {
 #define FS_OFI_WINDOW    16u    /* fragments of one rendezvous in flight */
 #define FS_OFI_BATCH     16     /* CQ entries read at once */
 #define FS_OFI_STASH     64     /* completions fs_ofi_tx_flush can hold */
+#define FS_OFI_HOLD_S    0.5    /* how long an acceptor waits for HELLO */
 
 /* ---- objects ------------------------------------------------------------ */
 
@@ -134,6 +136,10 @@ struct fs_tl_ep {
     unsigned         tx_rndv;   /* sending rendezvous among rndv */
     uint8_t          failed;    /* no more traffic: error or forced close */
     uint8_t          reported;  /* ep_error was called */
+    uint8_t          hello_seen;    /* the peer connected to us */
+    uint8_t          hello_sent;    /* we connected to the peer */
+    uint8_t          hold;          /* acceptor: sends wait for HELLO */
+    double           hold_until;
     fs_status_t      fail_status;
     const fs_fault_row_t *fail_row; /* NULL: closed by the engine, not failed */
     fs_list_t        report_elem;   /* on tl->report until ep_error is called */
@@ -148,7 +154,7 @@ typedef struct fs_ofi_prov {
     size_t           eager_max; /* largest message sent in one piece */
     uint32_t         fault_ctx; /* how to read its errors (classify) */
     int              verified;  /* tested on this project's machines */
-    int              ctrl_delivery; /* connections that a close resets */
+    int              conn;      /* connection-based (TCP): see fs_ofi_connect */
 } fs_ofi_prov_t;
 
 #define FS_OFI_HASH 256

@@ -9,6 +9,7 @@
  * chunk at the end. */
 #include "transport/ofi_int.h"
 #include "common/fs_log.h"
+#include "common/fs_time.h"
 #include "failure/fault_status.h"
 
 #include <rdma/fi_errno.h>
@@ -121,6 +122,19 @@ static fs_status_t fs_ofi_post_failed(fs_tl_t *tl, fs_tl_ep_t *peer, ssize_t rc)
  * what the peer's kernel still held: the BYE went missing and the peer
  * read the reset as a death.  Not over shm, where no close resets anything
  * and a delivery to a peer that has exited never completes. */
+/* Whether sends to an acceptor's peer still wait for its HELLO (ofi.c,
+ * fs_ofi_connect); past the deadline this side connects after all. */
+static int fs_ofi_peer_held(fs_tl_ep_t *peer, double now)
+{
+    if (now < peer->hold_until) {
+        return 1;
+    }
+    FS_INFO("OFI: no connection from a peer within %.1f s: connecting to it",
+            FS_OFI_HOLD_S);
+    peer->hold = 0;
+    return 0;
+}
+
 static ssize_t fs_ofi_send_slot(fs_tl_t *tl, fs_tl_ep_t *peer, fs_ofi_slot_t *slot)
 {
     struct iovec iov;
@@ -148,6 +162,13 @@ fs_status_t fs_ofi_post(fs_tl_t *tl, fs_tl_ep_t *peer, fs_ofi_slot_t *slot)
     ssize_t rc;
 
     slot->peer = peer;
+    if (fs_unlikely(peer->hold) && fs_ofi_peer_held(peer, fs_time_now())) {
+        fs_list_push_tail(&peer->pending, &slot->elem);
+        if (!fs_list_is_linked(&peer->pend_elem)) {
+            fs_list_push_tail(&tl->pending_peers, &peer->pend_elem);
+        }
+        return FS_OK;
+    }
     if (fs_unlikely(!fs_list_is_empty(&peer->pending))) {
         fs_list_push_tail(&peer->pending, &slot->elem);
         return FS_OK;
@@ -173,12 +194,16 @@ unsigned fs_ofi_retry_pending(fs_tl_t *tl)
 {
     fs_list_t *e, *next;
     unsigned count = 0;
+    double now = fs_time_now();
 
     for (e = tl->pending_peers.next; e != &tl->pending_peers; e = next) {
         fs_tl_ep_t *peer = fs_container_of(e, fs_tl_ep_t, pend_elem);
         fs_list_t *s;
 
         next = e->next;
+        if (peer->hold && fs_ofi_peer_held(peer, now)) {
+            continue;
+        }
         while ((s = peer->pending.next) != &peer->pending) {
             fs_ofi_slot_t *slot = fs_container_of(s, fs_ofi_slot_t, elem);
             ssize_t rc          = fs_ofi_send_slot(tl, peer, slot);
@@ -274,7 +299,7 @@ static fs_status_t fs_ofi_send_eager(fs_tl_t *tl, fs_tl_ep_t *peer, unsigned am_
     fs_buf_pack(tl->dt_ops, buf, 0, slot->buf + sizeof(w) + hdr_len, buf->len);
     slot->len      = sizeof(w) + hdr_len + buf->len;
     slot->op       = op;
-    slot->delivery = (am_id == FS_AM_CTRL) && tl->prov->ctrl_delivery;
+    slot->delivery = (am_id == FS_AM_CTRL) && tl->prov->conn;
     op->busy   = 1;
     op->handle = NULL;
     status     = fs_ofi_post(tl, peer, slot);

@@ -91,16 +91,22 @@ static size_t dt_unpack(void *dt, size_t off, const void *src, size_t len)
 
 static const fs_dt_ops_t dt_ops = {dt_pack, dt_unpack};
 
-static void start(side_t *s)
+static void start_prov(side_t *s, const char *prov)
 {
     fs_tl_config_t cfg;
-    const char *prov = getenv("FS_TEST_OFI_PROVIDER");
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.dt_ops        = &dt_ops;
     cfg.estimated_eps = 2;
-    cfg.ofi_provider  = prov ? prov : "shm";
+    cfg.ofi_provider  = prov;
     cr_assert_eq(fs_tl_ofi_ops.init(&cfg, &upcalls, s, &s->tl), FS_OK);
+}
+
+static void start(side_t *s)
+{
+    const char *prov = getenv("FS_TEST_OFI_PROVIDER");
+
+    start_prov(s, prov ? prov : "shm");
 }
 
 static void setup(void)
@@ -328,4 +334,48 @@ Test(ofi, messages_naming_no_rendezvous_are_dropped)
     cr_assert_eq(send_bytes(msg, sizeof(msg), 0, &d), FS_INPROGRESS);
     progress_until(&b.upcalls, 1);
     cr_expect_str_eq((char *)b.data, msg);
+}
+
+/* Over a connection-based provider one side of each pair connects (ofi.c,
+ * fs_ofi_connect): the side with the higher address holds its sends until
+ * the other side's HELLO has arrived (its 0.5 s fallback is moved out of
+ * reach here, so only the HELLO can free the send). */
+Test(ofi_net, the_acceptor_sends_once_the_connectors_hello_arrived, .timeout = 30)
+{
+    side_t *acc, *con;
+    fs_tl_ep_t *a_b, *b_a, *acc_ep;
+    const void *addr;
+    size_t len;
+    const char msg[] = "held";
+    done_t d = {0};
+
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    start_prov(&a, "net");
+    start_prov(&b, "net");
+    cr_assert_eq(fs_tl_ofi_ops.address(b.tl, &addr, &len), FS_OK);
+    cr_assert_eq(fs_tl_ofi_ops.ep_create(a.tl, addr, len, &b, &a_b), FS_OK);
+    cr_assert_eq(fs_tl_ofi_ops.address(a.tl, &addr, &len), FS_OK);
+    cr_assert_eq(fs_tl_ofi_ops.ep_create(b.tl, addr, len, &a, &b_a), FS_OK);
+    cr_assert_neq(a_b->hold, b_a->hold, "exactly one side holds");
+    acc    = a_b->hold ? &a : &b;
+    con    = a_b->hold ? &b : &a;
+    acc_ep = a_b->hold ? a_b : b_a;
+    cr_expect(a_b->hold ? b_a->hello_sent : a_b->hello_sent, "the other side connected");
+    acc_ep->hold_until += 100;      /* no fallback within the test: only the HELLO frees it */
+    {
+        fs_buf_t buf;
+        static const uint32_t hdr[4] = {1, 2, 3, 4};
+
+        fs_buf_set_contig(&buf, (void *)msg, sizeof(msg));
+        d.op.cb = on_done;
+        cr_assert_eq(fs_tl_ofi_ops.am_send(acc->tl, acc_ep, FS_AM_CTRL, hdr, sizeof(hdr),
+                                           &buf, 0, &d.op), FS_INPROGRESS);
+    }
+    progress_until(&con->upcalls, 1);
+    cr_assert_eq(con->upcalls, 1, "the held send left when the HELLO came");
+    cr_expect_str_eq((char *)con->data, msg);
+    cr_expect_eq(acc_ep->hello_seen, 1);
+    fs_tl_ofi_ops.fini(a.tl);
+    fs_tl_ofi_ops.fini(b.tl);
 }
