@@ -83,7 +83,7 @@ fs_status_t fs_ofi_mr_reg(fs_tl_t *tl, void *mem, size_t len, struct fid_mr **mr
         rc = rc ? rc : fi_mr_enable(*mr_p);
     }
     if (rc != 0) {
-        FS_ERROR("OFI: cannot register %zu bytes: %s", len, fi_strerror(-rc));
+        FS_ERROR("OFI: cannot register %zu bytes: %s", len, fs_ofi_strerror(-rc));
         if (*mr_p != NULL) {
             fi_close(&(*mr_p)->fid);
             *mr_p = NULL;
@@ -128,7 +128,7 @@ fs_tl_ep_t *fs_ofi_peer_get(fs_tl_t *tl, const void *name, size_t len)
     rc = fi_av_insert(tl->av, name, 1, &peer->addr, 0, NULL);
     if (rc != 1) {
         FS_ERROR("OFI: cannot add a peer's address: %s",
-                 (rc < 0) ? fi_strerror(-rc) : "rejected by the provider");
+                 (rc < 0) ? fs_ofi_strerror(-rc) : "rejected by the provider");
         free(peer);
         return NULL;
     }
@@ -321,7 +321,7 @@ static fs_status_t fs_ofi_rbuf_post(fs_tl_t *tl, fs_ofi_rbuf_t *rb)
         }
     } while (rc == -FI_EAGAIN);
     if (rc != 0) {
-        FS_ERROR("OFI: cannot post a receive buffer: %s", fi_strerror((int)-rc));
+        FS_ERROR("OFI: cannot post a receive buffer: %s", fs_ofi_strerror((int)-rc));
         return FS_ERR_LOCAL;
     }
     return FS_OK;
@@ -352,7 +352,7 @@ static unsigned fs_ofi_cq_error(fs_tl_t *tl)
     row = fs_fault_classify(FS_FAULT_SRC_OFI, err.err, err.prov_errno,
                             tl->prov->fault_ctx);
     FS_INFO("OFI %s: completion error %s, provider error %d (%s): %s",
-             tl->info->fabric_attr->prov_name, fi_strerror(err.err), err.prov_errno,
+             tl->info->fabric_attr->prov_name, fs_ofi_strerror(err.err), err.prov_errno,
              fi_cq_strerror(tl->cq, err.prov_errno, err.err_data, NULL, 0),
              fs_fault_class_name(row->cls));
     ctx = err.op_context;
@@ -516,7 +516,7 @@ static fs_status_t fs_ofi_ep_close(fs_tl_t *tl, fs_tl_ep_t *peer, int force,
 
 static struct fi_info *fs_ofi_getinfo(const char *provider)
 {
-    struct fi_info *hints = fi_allocinfo(), *info = NULL;
+    struct fi_info *hints = fs_ofi_lib.dupinfo(NULL), *info = NULL;
     int rc;
 
     if (hints == NULL) {
@@ -534,13 +534,13 @@ static struct fi_info *fs_ofi_getinfo(const char *provider)
     if ((provider != NULL) && (*provider != '\0')) {
         hints->fabric_attr->prov_name = strdup(provider);
     }
-    rc = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &info);
-    fi_freeinfo(hints);
+    rc = fs_ofi_lib.getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &info);
+    fs_ofi_lib.freeinfo(hints);
     if (rc != 0) {
         FS_ERROR("OFI: no provider%s%s offers reliable datagrams with send-after-send "
                  "order: %s",
                  (provider && *provider) ? " named " : "", provider ? provider : "",
-                 fi_strerror(-rc));
+                 fs_ofi_strerror(-rc));
         return NULL;
     }
     return info;
@@ -578,7 +578,7 @@ static fs_status_t fs_ofi_open(fs_tl_t *tl)
     memset(&av_attr, 0, sizeof(av_attr));
     av_attr.type = tl->info->domain_attr->av_type;
     fs_ofi_shm_name(tl);
-    if ((fi_fabric(tl->info->fabric_attr, &tl->fabric, NULL) != 0) ||
+    if ((fs_ofi_lib.fabric(tl->info->fabric_attr, &tl->fabric, NULL) != 0) ||
         (fi_domain(tl->fabric, tl->info, &tl->domain, NULL) != 0) ||
         (fi_cq_open(tl->domain, &cq_attr, &tl->cq, NULL) != 0) ||
         (fi_av_open(tl->domain, &av_attr, &tl->av, NULL) != 0) ||
@@ -663,7 +663,7 @@ static void fs_ofi_fini(fs_tl_t *tl)
     fs_ofi_id_cleanup(&tl->ids);
     fs_mpool_cleanup(&tl->rndvs);
     if (tl->info != NULL) {
-        fi_freeinfo(tl->info);
+        fs_ofi_lib.freeinfo(tl->info);
     }
     free(tl);
 }
@@ -685,12 +685,17 @@ static void fs_ofi_lists_init(fs_tl_t *tl)
 static fs_status_t fs_ofi_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t *up,
                                void *up_arg, fs_tl_t **tl_p)
 {
-    fs_tl_t *tl = calloc(1, sizeof(*tl));
-    fs_status_t status = FS_ERR_LOCAL;
+    fs_tl_t *tl;
+    fs_status_t status = fs_ofi_lib_open();
 
+    if (status != FS_OK) {
+        return status;
+    }
+    tl = calloc(1, sizeof(*tl));
     if (tl == NULL) {
         return FS_ERR_NO_MEMORY;
     }
+    status = FS_ERR_LOCAL;
     tl->up     = *up;
     tl->up_arg = up_arg;
     tl->dt_ops = cfg->dt_ops;

@@ -204,6 +204,29 @@ struct fs_tl {
     unsigned            warned;     /* malformed-message warnings given */
 };
 
+/* ofi_lib.c: libfabric's exported functions, loaded by fs_ofi_lib_open
+ * (call nothing else of libfabric by name: libfailstop.so does not link it) */
+typedef int (*fs_ofi_getinfo_fn)(uint32_t version, const char *node, const char *service,
+                                 uint64_t flags, const struct fi_info *hints,
+                                 struct fi_info **info);
+typedef void (*fs_ofi_freeinfo_fn)(struct fi_info *info);
+typedef struct fi_info *(*fs_ofi_dupinfo_fn)(const struct fi_info *info);
+typedef int (*fs_ofi_fabric_fn)(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+                                void *context);
+typedef const char *(*fs_ofi_strerror_fn)(int errnum);
+
+typedef struct fs_ofi_lib {
+    fs_ofi_getinfo_fn   getinfo;
+    fs_ofi_freeinfo_fn  freeinfo;
+    fs_ofi_dupinfo_fn   dupinfo;
+    fs_ofi_fabric_fn    fabric;
+    fs_ofi_strerror_fn  strerror;
+} fs_ofi_lib_t;
+
+extern fs_ofi_lib_t fs_ofi_lib;
+fs_status_t   fs_ofi_lib_open(void);
+const char   *fs_ofi_strerror(int err);
+
 /* ofi.c */
 fs_status_t   fs_ofi_mr_reg(fs_tl_t *tl, void *mem, size_t len, struct fid_mr **mr_p,
                             void **desc_p);

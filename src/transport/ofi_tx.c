@@ -110,7 +110,7 @@ static fs_status_t fs_ofi_post_failed(fs_tl_t *tl, fs_tl_ep_t *peer, ssize_t rc)
     const fs_fault_row_t *row =
         fs_fault_classify(FS_FAULT_SRC_OFI, (int32_t)rc, 0, tl->prov->fault_ctx);
 
-    FS_INFO("OFI: send refused: %s (%s)", fi_strerror((int)-rc), row->reason);
+    FS_INFO("OFI: send refused: %s (%s)", fs_ofi_strerror((int)-rc), row->reason);
     fs_ofi_peer_fail(tl, peer, row);
     return fs_fault_to_status(row->cls);
 }
