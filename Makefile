@@ -10,6 +10,7 @@
 #                        part of make test, about 1 min)
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
+#   make bench-killtime-ofi  the same over the OFI transport -> docs/perf/killtime_ofi.md
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
 #   make bench-agree     MPIX_Comm_agree latency vs ranks -> docs/perf/agree.md
 #   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
@@ -78,7 +79,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-hosts bench-detector bench-agree bench-coll-ab bench-osu ft-mpich ft-ulfm clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -258,6 +259,12 @@ bench: all
 
 bench-killtime: all
 	@bash bench/killtime.sh $(BUILD)
+
+# the same over failstop's OFI transport, one column per libfabric provider
+bench-killtime-ofi: all
+	@FS_KT_NAME=killtime_ofi FS_KT_TRANSPORTS="ofi-net ofi-shm ofi-sockets ofi-rxm" \
+	    FS_KT_SCENARIOS="s1 s2 s3" FS_KT_KEEPALIVE="" FS_KT_BASELINE="" \
+	    bash bench/killtime.sh $(BUILD)
 
 # kill, node crash and partition across 3 and 6 simulated hosts -> docs/perf/hosts.md
 bench-hosts: all

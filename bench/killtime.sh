@@ -16,7 +16,13 @@
 #
 # Environment:
 #   FS_KT_TRIALS       trials per failstop cell (default 10)
-#   FS_KT_TRANSPORTS   subset of "shm tcp" (default both)
+#   FS_KT_TRANSPORTS   "shm", "tcp" (UCX) and failstop's OFI transport over a
+#                      libfabric provider: "ofi-net", "ofi-shm", "ofi-sockets",
+#                      "ofi-rxm" (tcp;ofi_rxm), "ofi-rxd" (udp;ofi_rxd)
+#                      (default "shm tcp"); the keepalive sweep, s3n and the
+#                      baselines are UCX's and run for shm and tcp only
+#   FS_KT_NAME         file names in OUT/perf (default killtime; make
+#                      bench-killtime-ofi: killtime_ofi)
 #   FS_KT_SCENARIOS    subset of "s1 s2 s3 s3n" (default all)
 #   FS_KT_KEEPALIVE    keepalive values (ms) for the sweep, besides the
 #                      default 100 (default "20 50 500 1000"; "" = no sweep)
@@ -74,9 +80,11 @@ SNAPSHOT=${FS_KT_SNAPSHOT:-1}
 OUT=${FS_KT_OUT:-$ROOT/docs}
 PERF=$OUT/perf
 LOGS=$BUILD/bench/killtime-logs
-TSV=$PERF/killtime.tsv
-RUNS=$PERF/killtime_runs.tsv
-MD=$PERF/killtime.md
+NAME=${FS_KT_NAME:-killtime}
+TSV=$PERF/$NAME.tsv
+RUNS=$PERF/${NAME}_runs.tsv
+MD=$PERF/$NAME.md
+PNG=$PERF/$NAME.png
 CUR=""
 
 for v in TRIALS KA_TRIALS BASE_TRIALS TMO BASE_TMO LEAD; do
@@ -85,7 +93,7 @@ done
 for v in IDLE WAIT_IDLE JITTER; do
     [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
-for t in "${TRANSPORTS[@]}"; do [[ $t =~ ^(shm|tcp)$ ]] || die "unknown transport '$t'"; done
+for t in "${TRANSPORTS[@]}"; do [[ $t =~ ^(shm|tcp|ofi-(net|shm|sockets|rxm|rxd))$ ]] || die "unknown transport '$t'"; done
 for s in "${SCENARIOS[@]}" "${KA_SCENARIOS[@]}" "${BASE_SCENARIOS[@]}"; do
     [[ $s =~ ^(s1|s2|s3|s3n)$ ]] || die "unknown scenario '$s'"
 done
@@ -145,20 +153,35 @@ build_bin() {
 
 # ---- one run ----------------------------------------------------------------
 
+# The libfabric provider of an ofi-* transport.
+ofi_provider() {
+    case $1 in
+    ofi-rxm) echo "tcp;ofi_rxm" ;;
+    ofi-rxd) echo "udp;ofi_rxd" ;;
+    *) echo "${1#ofi-}" ;;
+    esac
+}
+
 # Cells: "config transport scenario keepalive trials" (keepalive "-" = default).
+# UCX's keepalive, s3n (a bystander without it) and the stock PMLs are
+# for the UCX transports only.
 define_cells() {
     local t s k b
     CELLS=()
     for t in "${TRANSPORTS[@]}"; do
-        for s in "${SCENARIOS[@]}"; do CELLS+=("failstop $t $s - $TRIALS"); done
+        for s in "${SCENARIOS[@]}"; do
+            [[ $t == ofi-* && $s == s3n ]] || CELLS+=("failstop $t $s - $TRIALS")
+        done
     done
     for k in "${KAS[@]}"; do
         for t in "${TRANSPORTS[@]}"; do
+            [[ $t == ofi-* ]] && continue
             for s in "${KA_SCENARIOS[@]}"; do CELLS+=("failstop $t $s $k $KA_TRIALS"); done
         done
     done
     for b in "${BASES[@]}"; do
         for t in "${TRANSPORTS[@]}"; do
+            [[ $t == ofi-* ]] && continue
             for s in "${BASE_SCENARIOS[@]}"; do CELLS+=("$b $t $s - $BASE_TRIALS"); done
         done
     done
@@ -172,6 +195,8 @@ make_cmd() {
     failstop)
         CMD=("$RUNNER" --status-dir "$sdir" --oversubscribe --bind-to none)
         [ "$tr" = tcp ] && CMD+=(-x UCX_TLS=tcp)
+        [[ $tr == ofi-* ]] && CMD+=(--mca pml_failstop_transport ofi
+                                    --mca pml_failstop_ofi_provider "$(ofi_provider "$tr")")
         [ "$ka" != - ] && CMD+=(--mca pml_failstop_ucx_keepalive_ms "$ka") ;;
     ucx)
         tmo=$BASE_TMO
@@ -326,7 +351,11 @@ scen_label() {
 main_table() {
     local s r t row
     echo "| scenario (ms, median [min–max] over $TRIALS trials) |$(for t in "${TRANSPORTS[@]}"; do
-        [ "$t" = shm ] && printf ' shared memory (UCX default) |' || printf ' TCP (`UCX_TLS=tcp`) |'; done)"
+        case $t in
+        shm) printf ' shared memory (UCX default) |' ;;
+        tcp) printf ' TCP (`UCX_TLS=tcp`) |' ;;
+        *) printf ' OFI `%s` |' "$(ofi_provider "$t")" ;;
+        esac; done)"
     echo "|---|$(for t in "${TRANSPORTS[@]}"; do printf -- '---:|'; done)"
     for s in "${SCENARIOS[@]}"; do
         for r in detector idle bystander; do
@@ -473,7 +502,7 @@ plot() {
             c = cnt[k]
             for (i = 1; i <= c; i++) {
                 a[i] = val[k, i]
-                printf "%f\t%f\t%d\n", x + (rand() - 0.5) * 0.35, a[i], (p[1] == "shm") >> dat
+                printf "%f\t%f\t%d\n", x + (rand() - 0.5) * 0.35, a[i], (p[1] ~ /shm$/) >> dat
             }
             for (i = 2; i <= c; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { z = a[j]; a[j] = a[j-1]; a[j-1] = z }
             printf "%f\t%f\n", x - 0.25, (c % 2 ? a[(c+1)/2] : (a[c/2] + a[c/2+1]) / 2) >> med
@@ -484,7 +513,7 @@ plot() {
     if [ ! -s "$dat" ]; then rm -f "$dat" "$dat.labels" "$med"; return 0; fi
     gnuplot <<EOF || warn "gnuplot failed"
 set terminal pngcairo size 1000,560 font ",10" noenhanced
-set output '$PERF/killtime.png'
+set output '$PNG'
 set datafile separator "\t"
 set logscale y
 set ylabel "ms (log scale): death -> error; s2: MPI_Recv call -> error"
@@ -505,7 +534,7 @@ report() {
     local envs lost
     envs=$(env | grep -E '^(UCX_|OMPI_MCA_)' | sort | tr '\n' ' ' || true)
     {
-        echo "# Failure-detection time (generated by \`bench/killtime.sh\`)"
+        echo "# Failure-detection time (generated by \`bench/killtime.sh\`, FS_KT_NAME=$NAME)"
         echo
         echo "Generated on $START_DATE in $(($(date +%s) - START)) s; do not edit, rerun"
         echo "\`bash bench/killtime.sh BUILD_DIR\`."
@@ -536,7 +565,10 @@ system-call entry, and the survivor's stamp follows the error by the MPI
 return path: a measurement overstates the signal-to-error time by well
 under 10 µs.  The kernel's teardown of the victim is included on purpose.
 TCP = `-x UCX_TLS=tcp`; shared memory = failstop's default UCX
-configuration (sysv/posix with `MM_ERROR_HANDLING=y`, keepalive 100 ms).
+configuration (sysv/posix with `MM_ERROR_HANDLING=y`, keepalive 100 ms);
+OFI = failstop's libfabric transport over the named provider
+(`pml_failstop_transport=ofi`).  Every rank runs on one host, so failstop's
+detector also watches its observed process exit (`src/detector/pidwatch.c`).
 Only outcomes with the error class `MPIX_ERR_RANK_FAIL_STOP` count; any
 other outcome is shown as a count of bad trials.
 
@@ -547,7 +579,7 @@ EOF
         echo
         extra_table
         echo
-        [ -f "$PERF/killtime.png" ] && { echo "![killtime](killtime.png)"; echo; }
+        [ -f "$PNG" ] && { echo "![$NAME]($NAME.png)"; echo; }
         if [ ${#KAS[@]} -gt 0 ]; then
             echo "## Keepalive interval"
             echo
@@ -577,8 +609,8 @@ EOF
             printf '%s\n' "$lost" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | `%s.{out,err}` |\n", $1, $3, $4, $5, $6, $11 }'
         fi
         echo
-        echo "Raw data: [killtime.tsv](killtime.tsv) (one row per measurement; \`t_us\` death → error,"
-        echo "\`call_us\` call → error, \`reap_us\` death → victim reaped), [killtime_runs.tsv](killtime_runs.tsv)"
+        echo "Raw data: [$NAME.tsv]($NAME.tsv) (one row per measurement; \`t_us\` death → error,"
+        echo "\`call_us\` call → error, \`reap_us\` death → victim reaped), [${NAME}_runs.tsv](${NAME}_runs.tsv)"
         echo "(one row per mpirun)."
     } >"$MD"
 }

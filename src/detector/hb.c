@@ -15,6 +15,7 @@
  * the engine, decides. */
 #define _GNU_SOURCE
 #include "detector/hb.h"
+#include "detector/pidwatch.h"
 #include "common/fs_log.h"
 #include "common/fs_time.h"
 
@@ -42,8 +43,9 @@ typedef struct fs_hb_rx {
 
 typedef struct fs_hb_peer {
     fs_dg_peer_t    *ep;            /* opened on first use */
-    const void      *addr;
+    const void      *addr;          /* its datagram address */
     size_t           addr_len;
+    fs_pw_id_t       proc;          /* to watch it exit (pidwatch.h) */
 } fs_hb_peer_t;
 
 struct fs_hb {
@@ -60,6 +62,8 @@ struct fs_hb {
     int                armed, leave, left, stop;
     double             armed_at;    /* fs_time_now() at fs_hb_arm */
     fs_hb_host_t       host;
+    uint8_t           *pub;         /* published address: datagram address, */
+    size_t             pub_len;     /* then fs_pw_id_t */
     fs_det_stats_t     stats_copy;
     int                multi_host;   /* some process is on another host */
     /* engine reports: any thread; a bitmap */
@@ -76,6 +80,9 @@ struct fs_hb {
     uint64_t           rx_dropped;
     size_t             sync_len;
     uint8_t           *rx_data;
+    uint32_t           watch_rank;  /* whose exit watch_fd shows (n: none) */
+    int                watch_fd;    /* -1: none */
+    int                watch_fired; /* watch_fd was readable */
 };
 
 fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p)
@@ -155,6 +162,7 @@ static void fs_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
 
     FS_INFO("failure detector: process %u failed (%s)", rank,
             (cause == FS_DET_CAUSE_TIMEOUT) ? "no heartbeat: suspected" :
+            (cause == FS_DET_CAUSE_EXIT)    ? "exited without finalizing" :
             (cause == FS_DET_CAUSE_MESSAGE) ? "reported by another process" :
                                               "reported by this process");
     /* counters first: whoever sees the failure may read them */
@@ -266,6 +274,37 @@ static void fs_hb_take_reports(fs_hb_t *hb, double now)
     }
 }
 
+/* Watches the observed process exit, when it runs on this host (kernel,
+ * network stack, pid namespace).  An exit seen by the last sleep is passed
+ * on only now, after the datagrams that arrived with it were read: a
+ * process that finalized sent its LEAVE before it exited, and the detector
+ * then knows it left. */
+static void fs_hb_watch(fs_hb_t *hb, double now)
+{
+    uint32_t r;
+
+    if (hb->watch_fired) {
+        hb->watch_fired = 0;
+        fs_pw_close(hb->watch_fd);
+        hb->watch_fd = -1;
+        fs_det_exited(hb->det, hb->watch_rank, now);
+    }
+    r = fs_det_observed(hb->det);
+    if (r == hb->watch_rank) {
+        return;
+    }
+    fs_pw_close(hb->watch_fd);
+    hb->watch_fd   = -1;
+    hb->watch_rank = r;
+    if ((r >= hb->det_cfg.n) || fs_hb_remote(hb, r)) {
+        return;
+    }
+    if (fs_pw_open(&hb->peers[hb->det_cfg.me].proc, &hb->peers[r].proc, &hb->watch_fd) ==
+        FS_ERR_PEER_FAILED) {
+        fs_det_exited(hb->det, r, now);
+    }
+}
+
 static void fs_hb_take_rx(fs_hb_t *hb, double now)
 {
     unsigned i;
@@ -293,18 +332,22 @@ static int fs_hb_command_waits(fs_hb_t *hb)
                      (atomic_load_explicit(&hb->reports, memory_order_acquire) != 0));
 }
 
-/* Sleeps until a datagram arrives or the detector's deadline. */
+/* Sleeps until a datagram arrives, the watched process exits or the
+ * detector's deadline. */
 static void fs_hb_sleep(fs_hb_t *hb, int fd, double now)
 {
     double next = (hb->det != NULL) ? fs_det_next_deadline(hb->det) : now + 1.0;
-    struct pollfd pfd = {fd, POLLIN, 0};
+    struct pollfd pfd[2] = {{fd, POLLIN, 0}, {hb->watch_fd, POLLIN, 0}};
+    nfds_t nfds = (hb->watch_fd >= 0) ? 2 : 1;
     double ms = (next - now) * 1e3;
 
     if (fs_hb_command_waits(hb)) {
         return;                         /* commands pending */
     }
     ms = (ms < 0.0) ? 0.0 : ((ms > 1000.0) ? 1000.0 : ms);
-    (void)poll(&pfd, 1, (int)ceil(ms));
+    if ((poll(pfd, nfds, (int)ceil(ms)) > 0) && (nfds == 2) && (pfd[1].revents != 0)) {
+        hb->watch_fired = 1;
+    }
 }
 
 static void fs_hb_loop(fs_hb_t *hb, int fd)
@@ -321,6 +364,7 @@ static void fs_hb_loop(fs_hb_t *hb, int fd)
         }
         if (hb->det != NULL) {
             fs_hb_take_rx(hb, fs_time_now());
+            fs_hb_watch(hb, fs_time_now());
         }
         fs_hb_sleep(hb, fd, fs_time_now());
         now = fs_time_now();
@@ -346,6 +390,7 @@ static void fs_hb_close(fs_hb_t *hb)
             hb->dg_ops->peer_close(hb->dg, hb->peers[r].ep);
         }
     }
+    fs_pw_close(hb->watch_fd);
     hb->dg_ops->fini(hb->dg);
 }
 
@@ -381,6 +426,26 @@ static void fs_hb_cond_init(pthread_cond_t *cond)
     pthread_condattr_destroy(&attr);
 }
 
+/* The address every process publishes: where its datagrams go, then what
+ * a process of the same host needs to watch it exit. */
+static fs_status_t fs_hb_publish(fs_hb_t *hb)
+{
+    const void *addr;
+    size_t len;
+    fs_pw_id_t self;
+
+    hb->dg_ops->address(hb->dg, &addr, &len);
+    fs_pw_self(&self);
+    hb->pub = malloc(len + sizeof(self));
+    if (hb->pub == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    memcpy(hb->pub, addr, len);
+    memcpy(hb->pub + len, &self, sizeof(self));
+    hb->pub_len = len + sizeof(self);
+    return FS_OK;
+}
+
 fs_status_t fs_hb_start(const fs_params_t *params, const fs_dg_ops_t *dg_ops,
                         fs_hb_t **hb_p)
 {
@@ -395,6 +460,8 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_dg_ops_t *dg_ops,
     hb->det_cfg.period  = params->hb_period_ms * 1e-3;
     hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
     hb->det_cfg.timeout_remote = params->hb_timeout_remote_ms * 1e-3;
+    hb->watch_fd        = -1;
+    hb->watch_rank      = UINT32_MAX;
     pthread_mutex_init(&hb->lock, NULL);
     fs_hb_cond_init(&hb->cond);
     if (pthread_create(&hb->thread, NULL, fs_hb_thread, hb) != 0) {
@@ -411,6 +478,10 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_dg_ops_t *dg_ops,
         pthread_join(hb->thread, NULL);
         goto err_free_hb;
     }
+    if (fs_hb_publish(hb) != FS_OK) {
+        fs_hb_stop(hb);
+        return FS_ERR_NO_MEMORY;
+    }
     *hb_p = hb;
     return FS_OK;
 
@@ -426,7 +497,8 @@ err_free_hb:
 
 void fs_hb_address(const fs_hb_t *hb, const void **addr_p, size_t *len_p)
 {
-    hb->dg_ops->address(hb->dg, addr_p, len_p);
+    *addr_p = hb->pub;
+    *len_p  = hb->pub_len;
 }
 
 /* Copies the addresses into one block the detector thread reads. */
@@ -446,10 +518,17 @@ static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
         return FS_ERR_NO_MEMORY;
     }
     for (r = 0; r < n; ++r) {
-        memcpy(hb->addr_buf + off, addrs[r], lens[r]);
+        size_t dg_len = lens[r];
+
+        if (dg_len > sizeof(fs_pw_id_t)) {      /* fs_hb_publish's layout */
+            dg_len -= sizeof(fs_pw_id_t);
+            memcpy(&hb->peers[r].proc, (const uint8_t *)addrs[r] + dg_len,
+                   sizeof(fs_pw_id_t));
+        }
+        memcpy(hb->addr_buf + off, addrs[r], dg_len);
         hb->peers[r].addr     = hb->addr_buf + off;
-        hb->peers[r].addr_len = lens[r];
-        off += lens[r];
+        hb->peers[r].addr_len = dg_len;
+        off += dg_len;
     }
     return FS_OK;
 }
@@ -609,6 +688,7 @@ void fs_hb_stop(fs_hb_t *hb)
         fs_det_destroy(hb->det);
     }
     free(hb->rx_data);
+    free(hb->pub);
     free(hb->peers);
     free(hb->addr_buf);
     free((void *)hb->reported);

@@ -180,6 +180,7 @@ static void fs_det_sync_to(fs_det_t *det, uint32_t to, double now)
 static void fs_det_watch(fs_det_t *det, uint32_t r, double now)
 {
     det->observed     = r;
+    det->obs_exited   = 0;
     det->last_beat_at = -HUGE_VAL;
     det->obs_timeout  = fs_det_timeout_of(det, r);
     if (r < det->cfg.n) {
@@ -295,7 +296,9 @@ static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
             det->stats.max_beat_gap = now - det->last_beat_at;
         }
         det->last_beat_at = now;
-        det->obs_deadline = now + det->obs_timeout;
+        if (!det->obs_exited) {     /* a beat sent before the exit */
+            det->obs_deadline = now + det->obs_timeout;
+        }
     }
     if ((msg->count != det->count + det->nleft) || (msg->digest != det->digest)) {
         fs_det_sync_to(det, from, now);
@@ -488,9 +491,10 @@ void fs_det_tick(fs_det_t *det, double now)
     if (late > det->stats.max_self_late) {
         det->stats.max_self_late = late;
     }
-    if (late > c->timeout / 2) {
+    if ((late > c->timeout / 2) && !det->obs_exited) {
         /* this process was stopped or starved: its observed's silence
-         * proves nothing, give it a full timeout from now */
+         * proves nothing, give it a full timeout from now (an exit does
+         * prove something) */
         det->obs_deadline = now + det->obs_timeout;
         det->last_beat_at = -HUGE_VAL;
     }
@@ -512,8 +516,25 @@ void fs_det_tick(fs_det_t *det, double now)
         uint32_t p = det->observed;
 
         ++det->stats.suspicions;
+        if (det->obs_exited) {
+            fs_det_learn(det, p, FS_DET_CAUSE_EXIT, c->n, now);
+            return;     /* an exit says nothing about its host */
+        }
         fs_det_probe_host(det, p, now);
         fs_det_learn(det, p, FS_DET_CAUSE_TIMEOUT, c->n, now);
+    }
+}
+
+void fs_det_exited(fs_det_t *det, uint32_t rank, double now)
+{
+    double deadline = now + FS_DET_EXIT_PERIODS * det->cfg.period;
+
+    if (!det->started || det->left || (rank != det->observed) || det->obs_exited) {
+        return;
+    }
+    det->obs_exited = 1;
+    if (deadline < det->obs_deadline) {
+        det->obs_deadline = deadline;
     }
 }
 

@@ -101,7 +101,9 @@ typedef struct fs_det_msg {
 typedef enum fs_det_cause {
     FS_DET_CAUSE_TIMEOUT,    /* this detector's own suspicion */
     FS_DET_CAUSE_MESSAGE,    /* another detector said so (FAILED or SYNC) */
-    FS_DET_CAUSE_REPORT      /* fs_det_report: the local engine/transport */
+    FS_DET_CAUSE_REPORT,     /* fs_det_report: the local engine/transport */
+    FS_DET_CAUSE_EXIT        /* this detector's: the observed process exited
+                                without a departure (fs_det_exited) */
 } fs_det_cause_t;
 
 typedef struct fs_det_ops {
@@ -177,6 +179,16 @@ void        fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
 /* The local engine or transport found rank failed (fail-stop).  Learned like
  * any failure (propagated, ring repaired); ops->failed is called too. */
 void        fs_det_report(fs_det_t *det, uint32_t rank, double now);
+
+/* The observed process has exited: its host can tell (a process of this
+ * host, watched by process id: src/detector/hb.c).  Unless its departure
+ * (LEAVE, directly or by anti-entropy) arrives first, it is suspected
+ * FS_DET_EXIT_PERIODS periods from now, not a timeout after its last beat:
+ * an exit without a departure is a crash.  The wait covers a LEAVE sent
+ * just before the exit and not yet read.  Ignored for any rank but the
+ * observed. */
+#define FS_DET_EXIT_PERIODS 2
+void        fs_det_exited(fs_det_t *det, uint32_t rank, double now);
 
 /* This process finalizes: LEAVE to observer and observed; from then on the
  * detector sends nothing and suspects nobody. */

@@ -50,6 +50,7 @@ struct fs_det {
     double          obs_deadline; /* the observed process is suspected then */
     double          obs_timeout;  /* timeout or timeout_remote, for observed */
     double          last_beat_at; /* last BEAT from the observed, -inf if none */
+    int             obs_exited;   /* the observed exited (fs_det_exited) */
     int             started;
     int             left;
 

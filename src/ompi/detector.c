@@ -70,6 +70,9 @@ static void fs_ompi_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
         FS_WARN("process %u (rank in MPI_COMM_WORLD): no heartbeat for %.0f ms, "
                 "suspected: it is excluded from the job", rank,
                 fs_hb_timeout_of(fs_ompi.hb, rank) * 1e3);
+    } else if (cause == FS_DET_CAUSE_EXIT) {
+        FS_WARN("process %u (rank in MPI_COMM_WORLD) exited without finalizing",
+                rank);
     }
     if (rank < fs_ompi.world_size) {
         atomic_store_explicit(&fs_ompi.hb_failed[rank], 1, memory_order_relaxed);

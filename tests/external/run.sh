@@ -55,6 +55,10 @@ hpcc() {
 
 netpipe netpipe-shm
 netpipe netpipe-tcp -x UCX_TLS=tcp
+# failstop's OFI transport: its own rendezvous above 4 KiB (shm) and 16 KiB
+# (net), fragments reassembled in the receive buffer
+netpipe netpipe-ofi-shm --mca pml_failstop_transport ofi --mca pml_failstop_ofi_provider shm
+netpipe netpipe-ofi-net --mca pml_failstop_transport ofi --mca pml_failstop_ofi_provider net
 netpipe_perf
 hpcc
 exit $fail

@@ -730,3 +730,82 @@ Test(det_unit, self_stall_suspects_nobody)
     cr_expect(fs_det_is_failed(det, 3));
     fs_det_destroy(det);
 }
+
+/* An exit of the observed process (its host says so) makes it suspected
+ * FS_DET_EXIT_PERIODS periods later, whatever its timeout, with its own
+ * cause and no probe of its host; an exit of anyone else means nothing
+ * here (its own observer acts). */
+Test(det_unit, an_exit_without_departure_is_a_failure_within_periods)
+{
+    const double exit_at = 0.5, due = exit_at + FS_DET_EXIT_PERIODS * T_PERIOD;
+    t_cap_t c;
+    fs_det_t *det = t_det(8, 0, &c);
+    double t;
+
+    fs_det_start(det, 0);
+    t_rx(det, FS_DET_BEAT, 7, 7, 0.45);
+    fs_det_exited(det, 6, exit_at);         /* not the observed: ignored */
+    fs_det_exited(det, 7, exit_at);
+    cr_expect_leq(fs_det_next_deadline(det), due);
+    for (t = fs_det_next_deadline(det); t < due - 1e-9; t = fs_det_next_deadline(det)) {
+        t_rx(det, FS_DET_BEAT, 7, 7, t);    /* sent before the exit */
+        fs_det_tick(det, t);
+    }
+    cr_expect_eq(c.nfailed, 0, "failed before the departure could arrive");
+    fs_det_tick(det, due);
+    cr_assert_eq(c.nfailed, 1);
+    cr_expect_eq(c.failed[0], 7);
+    cr_expect_eq(c.cause[0], FS_DET_CAUSE_EXIT);
+    cr_expect_eq(t_count(&c, FS_DET_PROBE, T_ANY, T_ANY), 0);
+    /* the next observed starts clean: its exit flag went with 7 */
+    cr_expect_eq(fs_det_observed(det), 6);
+    cr_expect_geq(fs_det_next_deadline(det), due + T_PERIOD - 1e-9);
+    fs_det_tick(det, due + T_TIMEOUT);
+    cr_expect_eq(c.nfailed, 1, "6 suspected by 7's exit");
+    fs_det_destroy(det);
+}
+
+/* Leaving is not failing: a departure that arrives after the exit was seen
+ * (sent just before it, read just after) wins, and so does one repaired by
+ * anti-entropy in the same window. */
+Test(det_unit, a_departure_read_after_the_exit_is_not_a_failure)
+{
+    t_cap_t c;
+    fs_det_t *det = t_det(8, 0, &c);
+    uint8_t bits[2] = {0, 0x80};            /* SYNC of 8: failed none, left {7} */
+    fs_det_msg_t m;
+
+    fs_det_start(det, 0);
+    fs_det_exited(det, 7, 0.5);
+    t_rx(det, FS_DET_LEAVE, 7, 7, 0.5 + T_PERIOD);
+    fs_det_tick(det, 0.5 + 3 * T_PERIOD);
+    cr_expect_eq(c.nfailed, 0);
+    cr_expect(fs_det_is_left(det, 7));
+    cr_expect_eq(fs_det_observed(det), 6);
+    fs_det_destroy(det);
+
+    det = t_det(8, 0, &c);
+    fs_det_start(det, 0);
+    fs_det_exited(det, 7, 0.5);
+    m = t_msg(FS_DET_SYNC, 1, 1, 1, 0);
+    fs_det_rx(det, &m, bits, sizeof(bits), 0.5 + T_PERIOD);
+    fs_det_tick(det, 0.5 + 3 * T_PERIOD);
+    cr_expect_eq(c.nfailed, 0);
+    cr_expect(fs_det_is_left(det, 7));
+    fs_det_destroy(det);
+}
+
+/* A stall of this process after the exit does not give the exited process
+ * a new timeout: the exit is a fact, not a silence. */
+Test(det_unit, a_self_stall_does_not_undo_an_exit)
+{
+    t_cap_t c;
+    fs_det_t *det = t_det(4, 0, &c);
+
+    fs_det_start(det, 0);
+    fs_det_exited(det, 3, 0.1);
+    fs_det_tick(det, 0.1 + 3 * T_TIMEOUT);
+    cr_assert_eq(c.nfailed, 1);
+    cr_expect_eq(c.cause[0], FS_DET_CAUSE_EXIT);
+    fs_det_destroy(det);
+}

@@ -1,7 +1,7 @@
 /* libFuzzer target: the failure detector's datagrams (issue 10, items 6
  * and 11 of its done-means).  One detector (rank 3 of 16) gets a script of
  * records: a datagram (any 32-byte header, any payload length), a tick, a
- * report, a departure.  Invariants, checked on every call:
+ * report, an exit its host saw, a departure.  Invariants, checked on every call:
  *   - only a datagram with this job's magic, version and identity may make
  *     it end (ops->excluded): anything foreign must be harmless;
  *   - what it sends is well-formed: ours, to a rank < n other than itself,
@@ -107,6 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         default:
             if (op & 0x80) {
                 fs_det_leave(det, now);
+            } else if (op & 0x40) {
+                /* the host saw a process exit (the observed or anyone) */
+                fs_det_exited(det, (uint32_t)(op >> 2) % (N + 2), now);
             } else {
                 fs_det_report(det, (uint32_t)(op >> 2) % (N + 2), now);
             }
