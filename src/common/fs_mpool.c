@@ -40,6 +40,21 @@ void fs_mpool_cleanup(fs_mpool_t *mp)
     mp->num_elems = 0;
 }
 
+fs_status_t fs_mpool_reserve(fs_mpool_t *mp)
+{
+    void *elem;
+
+    if (mp->chunks != NULL) {
+        return FS_OK;
+    }
+    elem = fs_mpool_get_grow(mp);
+    if (elem == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    fs_mpool_put(mp, elem);
+    return FS_OK;
+}
+
 void *fs_mpool_get_grow(fs_mpool_t *mp)
 {
     size_t count = mp->elems_per_chunk;

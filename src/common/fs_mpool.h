@@ -30,6 +30,10 @@ fs_status_t fs_mpool_init(fs_mpool_t *mp, const char *name, size_t elem_size,
                           uint64_t *grow_counter);
 void fs_mpool_cleanup(fs_mpool_t *mp);
 
+/* Allocates the first chunk now (setup time), so that the first use of a
+ * pool on the message path does not allocate. */
+fs_status_t fs_mpool_reserve(fs_mpool_t *mp);
+
 /* Slow path: allocates a chunk; returns NULL when the pool is at max_elems or
  * malloc fails. */
 void *fs_mpool_get_grow(fs_mpool_t *mp);

@@ -23,6 +23,12 @@ fs_status_t fs_msg_pools_init(fs_engine_t *engine)
 
     fs_mpool_init(&engine->msg_pool, "msg", sizeof(fs_msg_t), 128, 0,
                   &engine->stats.pool_grows);
+    /* every stored message takes one: a process that first stores one late
+     * (a barrier's release arriving while its blocking send still waits
+     * for the transport, as over OFI) would allocate on the message path */
+    if (fs_mpool_reserve(&engine->msg_pool) != FS_OK) {
+        return FS_ERR_NO_MEMORY;
+    }
     /* control messages are rare (failures, finalize): not counted */
     fs_mpool_init(&engine->ctrl_pool, "ctrl", sizeof(fs_ctrl_req_t), 32, 0, NULL);
     for (i = 0; i < FS_COPY_CLASSES; ++i) {

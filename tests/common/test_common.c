@@ -35,6 +35,29 @@ Test(mpool, grows_only_when_empty)
     fs_mpool_cleanup(&mp);
 }
 
+Test(mpool, reserve_makes_the_first_chunk_at_setup)
+{
+    fs_mpool_t mp;
+    uint64_t grows = 0;
+    void *objs[16];
+    int i;
+
+    cr_assert_eq(fs_mpool_init(&mp, "t", 48, 16, 0, &grows), FS_OK);
+    cr_assert_eq(fs_mpool_reserve(&mp), FS_OK);
+    cr_expect_eq(grows, 1);
+    cr_assert_eq(fs_mpool_reserve(&mp), FS_OK);
+    cr_expect_eq(grows, 1, "a second reserve adds nothing");
+    for (i = 0; i < 16; ++i) {
+        objs[i] = fs_mpool_get(&mp);
+        cr_assert_not_null(objs[i]);
+    }
+    cr_expect_eq(grows, 1, "the first chunk's objects came without growing");
+    for (i = 0; i < 16; ++i) {
+        fs_mpool_put(&mp, objs[i]);
+    }
+    fs_mpool_cleanup(&mp);
+}
+
 Test(mpool, bounded_pool_says_no)
 {
     fs_mpool_t mp;
