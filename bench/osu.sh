@@ -12,10 +12,15 @@
 # 2 cores unbound.  Writes docs/perf/osu.tsv (every run), osu_summary.tsv,
 # osu.md (tables, ratios, goals) and osu_*.png (gnuplot, if installed).
 #
-# Environment: FS_OSU_ROUNDS (5), FS_OSU_TRANSPORTS ("shm tcp"),
-# FS_OSU_BENCHES (all of the above), FS_OSU_CONFIGS ("failstop ucx ob1"),
-# FS_OSU_TIMEOUT (s per run, 300), FS_OSU_QUICK=1 (1 round, few sizes and
-# iterations: a smoke run), FS_OSU_REPORT_ONLY=1 (report from osu.tsv).
+# Environment: FS_OSU_ROUNDS (5), FS_OSU_TRANSPORTS ("shm tcp"; also
+# ofi-net, ofi-shm, ofi-sockets, ofi-rxm: failstop's OFI transport over that
+# libfabric provider), FS_OSU_BENCHES (all of the above), FS_OSU_CONFIGS
+# ("failstop ucx ob1"; "cm" is pml cm + mtl ofi over the same provider),
+# FS_OSU_NAME (osu: docs/perf/NAME.*), FS_OSU_REF (ucx: whom failstop is
+# judged against besides ob1), FS_OSU_TIMEOUT (s per run, 300),
+# FS_OSU_QUICK=1 (1 round, few sizes and iterations: a smoke run),
+# FS_OSU_REPORT_ONLY=1 (report from NAME.tsv).  make bench-osu-ofi: the
+# OFI comparison (failstop, pml cm, ob1; latency and bandwidth).
 set -u -o pipefail
 
 die() { echo "osu.sh: $*" >&2; exit 2; }
@@ -30,7 +35,8 @@ BENCHES=${FS_OSU_BENCHES:-osu_latency osu_bw osu_bibw osu_mbw_mr osu_allreduce o
 CONFIGS=${FS_OSU_CONFIGS:-failstop ucx ob1}
 TMO=${FS_OSU_TIMEOUT:-300}
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "FS_OSU_ROUNDS must be a positive integer"
-TSV=$OUT/osu.tsv
+NAME=${FS_OSU_NAME:-osu}
+TSV=$OUT/$NAME.tsv
 mkdir -p "$OUT"
 . "$HERE/bench/osu_build.sh"
 
@@ -46,18 +52,37 @@ bench_info() {
     esac
 }
 
-# Sets CMD for one run of (config, transport, ranks).
+# The libfabric provider of an ofi-* transport.
+ofi_provider() {
+    case $1 in
+    ofi-rxm) echo "tcp;ofi_rxm" ;;
+    *) echo "${1#ofi-}" ;;
+    esac
+}
+
+# Sets CMD for one run of (config, transport, ranks); returns 1 for a
+# combination that does not exist (pml ucx over OFI, pml cm over UCX's
+# transports or over libfabric shm, which mtl ofi refuses: no FI_REMOTE_COMM).
 make_cmd() {
     local cfg=$1 tr=$2 np=$3 place
     [ "$np" -le 2 ] && place=(--bind-to core) || place=(--oversubscribe --bind-to none)
     case $cfg in
     failstop) CMD=("$BUILD/bin/failstop-run" "${place[@]}")
-              [ "$tr" = tcp ] && CMD+=(-x UCX_TLS=tcp) ;;
-    ucx)      CMD=(mpirun --allow-run-as-root --mca pml ucx --mca pml_ucx_tls any
+              [ "$tr" = tcp ] && CMD+=(-x UCX_TLS=tcp)
+              [[ $tr == ofi-* ]] && CMD+=(--mca pml_failstop_transport ofi
+                                          --mca pml_failstop_ofi_provider "$(ofi_provider "$tr")") ;;
+    ucx)      [[ $tr == ofi-* ]] && return 1
+              CMD=(mpirun --allow-run-as-root --mca pml ucx --mca pml_ucx_tls any
                    --mca pml_ucx_devices any "${place[@]}")
               [ "$tr" = tcp ] && CMD+=(-x "UCX_TLS=tcp,self") ;;
+    cm)       [[ $tr == ofi-* && $tr != ofi-shm ]] || return 1
+              CMD=(mpirun --allow-run-as-root --mca pml cm --mca mtl ofi
+                   --mca mtl_ofi_provider_include "$(ofi_provider "$tr")" "${place[@]}") ;;
     ob1)      CMD=(mpirun --allow-run-as-root --mca pml ob1 "${place[@]}")
-              [ "$tr" = tcp ] && CMD+=(--mca btl "tcp,self") || CMD+=(--mca btl "vader,self") ;;
+              case $tr in
+              tcp|ofi-net|ofi-sockets|ofi-rxm) CMD+=(--mca btl "tcp,self") ;;
+              *) CMD+=(--mca btl "vader,self") ;;
+              esac ;;
     *) die "unknown config $cfg" ;;
     esac
 }
@@ -71,7 +96,7 @@ run() {
         opts=(-i 200 -x 20)
         [ "$sizes" != - ] && opts+=(-m "${sizes%%:*}:65536")
     fi
-    make_cmd "$cfg" "$tr" "$np"
+    make_cmd "$cfg" "$tr" "$np" || return 0
     timeout -k 5 "$TMO" "${CMD[@]}" -np "$np" "$OSU/$dir/$b" "${opts[@]}" 2>/dev/null |
         awk -v p="$r	$tr	$b	$np" -v c="$cfg" '
             /^#/ || NF == 0 { next }
@@ -106,4 +131,4 @@ collect() {
 }
 
 [ -n "${FS_OSU_REPORT_ONLY:-}" ] || collect
-bash "$HERE/bench/osu_report.sh" "$OUT"
+FS_OSU_NAME=$NAME bash "$HERE/bench/osu_report.sh" "$OUT"

@@ -351,10 +351,12 @@ static unsigned fs_ofi_cq_error(fs_tl_t *tl)
     }
     row = fs_fault_classify(FS_FAULT_SRC_OFI, err.err, err.prov_errno,
                             tl->prov->fault_ctx);
-    FS_INFO("OFI %s: completion error %s, provider error %d (%s): %s",
-             tl->info->fabric_attr->prov_name, fs_ofi_strerror(err.err), err.prov_errno,
-             fi_cq_strerror(tl->cq, err.prov_errno, err.err_data, NULL, 0),
-             fs_fault_class_name(row->cls));
+    /* one line per status, the same shape as a refused send's (ofi_tx.c):
+     * bench/ofi_errors.sh tabulates them per provider */
+    FS_INFO("OFI %s: completion error %d (%s), provider error %d (%s): %s",
+            tl->info->fabric_attr->prov_name, err.err, fs_ofi_strerror(err.err),
+            err.prov_errno, fi_cq_strerror(tl->cq, err.prov_errno, err.err_data, NULL, 0),
+            fs_fault_class_name(row->cls));
     ctx = err.op_context;
     if (ctx == NULL) {
         return 1;

@@ -110,18 +110,12 @@ static fs_status_t fs_ofi_post_failed(fs_tl_t *tl, fs_tl_ep_t *peer, ssize_t rc)
     const fs_fault_row_t *row =
         fs_fault_classify(FS_FAULT_SRC_OFI, (int32_t)rc, 0, tl->prov->fault_ctx);
 
-    FS_INFO("OFI: send refused: %s (%s)", fs_ofi_strerror((int)-rc), row->reason);
+    FS_INFO("OFI %s: send refused %d (%s): %s", tl->info->fabric_attr->prov_name,
+            (int)-rc, fs_ofi_strerror((int)-rc), fs_fault_class_name(row->cls));
     fs_ofi_peer_fail(tl, peer, row);
     return fs_fault_to_status(row->cls);
 }
 
-/* Control messages (departure: BYE, DONE) complete only once the peer's
- * provider has taken them (FI_DELIVERY_COMPLETE): a process that finalized
- * closes its endpoint after its flushing closes, and over TCP (net) a
- * socket closed with unread data resets the connection, which discards
- * what the peer's kernel still held: the BYE went missing and the peer
- * read the reset as a death.  Not over shm, where no close resets anything
- * and a delivery to a peer that has exited never completes. */
 /* Whether sends to an acceptor's peer still wait for its HELLO (ofi.c,
  * fs_ofi_connect); past the deadline this side connects after all. */
 static int fs_ofi_peer_held(fs_tl_ep_t *peer, double now)
@@ -135,6 +129,13 @@ static int fs_ofi_peer_held(fs_tl_ep_t *peer, double now)
     return 0;
 }
 
+/* Control messages (departure: BYE, DONE) complete only once the peer's
+ * provider has taken them (FI_DELIVERY_COMPLETE): a process that finalized
+ * closes its endpoint after its flushing closes, and over TCP (net) a
+ * socket closed with unread data resets the connection, which discards
+ * what the peer's kernel still held: the BYE went missing and the peer
+ * read the reset as a death.  Not over shm, where no close resets anything
+ * and a delivery to a peer that has exited never completes. */
 static ssize_t fs_ofi_send_slot(fs_tl_t *tl, fs_tl_ep_t *peer, fs_ofi_slot_t *slot)
 {
     struct iovec iov;

@@ -40,6 +40,12 @@
 #                    32 and 33 (timeLimit=360, 8.6 and 17.2 GB) take 16-31 s
 #                    over failstop and 21 s over ob1 here: they failed a CI
 #                    run by the 30 s cap, not by their result
+#   FS_CONF_KNOWN_TIMEOUT  the cap for tests listed in docs/TESTING.md as
+#                    failing over ob1 too (default 5): six of them wait for
+#                    ever by design (cancelled sends, MPI_Comm_idup with
+#                    traffic pending), and ran into the 30 s cap over both
+#                    PMLs, 5 of CI's minutes; they pass in under a second
+#                    where they pass at all, so the verdict is the same
 #   FS_CONF_MEM_GB   memory in GB a test may declare (default 9, for CI's
 #                    time: the runs over 2 GiB that stay are
 #                    datatype/large_type_sendrec 31 and 32, 4.3 and 8.6 GB, and
@@ -66,6 +72,7 @@ FILTER=${FS_CONF_FILTER:-}
 MAXNP=${FS_CONF_MAXNP:-4}
 TCAP=${FS_CONF_TIMEOUT:-30}
 TCAP_DECLARED=${FS_CONF_TIMEOUT_DECLARED:-90}
+TCAP_KNOWN=${FS_CONF_KNOWN_TIMEOUT:-5}
 MEMGB=${FS_CONF_MEM_GB:-9}
 REPEAT=${FS_CONF_REPEAT:-1}
 RESULTS=${FS_CONF_RESULTS:-$root/results.tsv}
@@ -192,10 +199,11 @@ while IFS='|' read -r d prog np tl rt skip args; do
             res=notrun reason="not needed: $first_pml did not fail" secs=0
         elif [ ! -x "$root/obj/$d/$prog" ]; then res=notbuilt reason="does not compile against this MPI" secs=0
         else
-            res=pass reason="" t0=$SECONDS
+            res=pass reason="" t0=$SECONDS ktl=$tl
+            is_known "$id" && [ "$tl" -gt "$TCAP_KNOWN" ] && ktl=$TCAP_KNOWN
             for ((i = 1; i <= REPEAT; i++)); do
                 log="$LOGS/$pml.$d.$prog.$np.${args//[^A-Za-z0-9=.-]/_}.$i.log"
-                run_one "$pml" "$d" "$prog" "$np" "$tl" "$args" "$log"; rc=$?
+                run_one "$pml" "$d" "$prog" "$np" "$ktl" "$args" "$log"; rc=$?
                 why=$(verdict "$rt" "$rc" "$log")
                 if [ -n "$why" ]; then res=FAIL reason="run $i/$REPEAT: $why"; break; fi
             done

@@ -16,6 +16,12 @@ die() { echo "hosts/run.sh: $*" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd) || die "no build directory $1"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPEAT=${FS_HOSTS_REPEAT:-10}
+# hosts other than h1 have their own /tmp and /var/tmp (hosts.sh), as
+# separate machines do: a build there is missing on them, and every run
+# would wait for ranks that cannot start until its time limit
+case $BUILD/ in
+/tmp/*|/var/tmp/*) die "the build ($BUILD) is under /tmp or /var/tmp, which the simulated hosts h2 and h3 do not share: build elsewhere (e.g. clone to /work or /root)" ;;
+esac
 # shellcheck source=hosts.sh
 . "$HERE/hosts.sh"
 hosts_up 3 || die "cannot create the simulated hosts (root and iproute2 needed)"

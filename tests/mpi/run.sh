@@ -26,6 +26,7 @@
 #                     (udp;ofi_rxd) select failstop's OFI transport and
 #                     that libfabric provider
 #   FS_TEST_FILTER    extended regex; only matching test names run
+#   FS_TEST_EXCLUDE   extended regex; matching test names do not run
 #   FS_TEST_FAILSTOP_TESTS  1 to also run the failstop-specific tf_*.c
 #                     programs (default: 1 with the failstop launcher, 0 when
 #                     FS_TEST_LAUNCHER is set)
@@ -42,6 +43,7 @@
 #                     rank counts run once (default 1; `make test` uses 20)
 #   FS_TEST_REPEAT_ALL_NPS  1: repeat at every rank count
 #   FS_TEST_FAULT_NPS rank counts for fault tests (default: each test's own)
+#   FS_TEST_FIRST_NP  1: every test at the first of its rank counts only
 #
 # A test's leading comment may hold lines " * FS_TEST_<KEY>: value":
 #   NPS             rank counts for this test (instead of FS_TEST_NPS)
@@ -122,7 +124,8 @@ TESTS=()
 for src in "${PATTERNS[@]}"; do
     [ -e "$src" ] || continue
     name=$(basename "$src" .c)
-    if [ -z "$FILTER" ] || [[ $name =~ $FILTER ]]; then
+    if { [ -z "$FILTER" ] || [[ $name =~ $FILTER ]]; } &&
+       { [ -z "${FS_TEST_EXCLUDE:-}" ] || ! [[ $name =~ $FS_TEST_EXCLUDE ]]; }; then
         TESTS+=("$name")
     fi
 done
@@ -267,8 +270,10 @@ for name in "${TESTS[@]}"; do
     fi
     read -r -a topts <<< "$test_opts"
     read -r -a ropts <<< "$run_opts"
+    test_nps=${test_nps:-$NPS}
+    [ "${FS_TEST_FIRST_NP:-0}" = 1 ] && test_nps=${test_nps%% *}
     first_np=1
-    for np in ${test_nps:-$NPS}; do
+    for np in $test_nps; do
         reps=$repeat
         [ "$first_np" = 1 ] || [ "${FS_TEST_REPEAT_ALL_NPS:-0}" = 1 ] || reps=1
         first_np=0
