@@ -364,5 +364,10 @@ void        fs_req_untrack(fs_req_t *req);
 int         fs_req_op_ended(fs_req_t *req, fs_status_t *status_p);
 /* Status of an operation that ended with a flush on ep: the cause. */
 fs_status_t fs_peer_flush_status(const fs_ep_t *ep, fs_status_t status);
+/* An operation of req ended, or could not start, with error *status_p:
+ * returns 1 if req now waits for its peer's fate (parked), else 0 with
+ * *status_p what req reports (a flush turned into its cause; a peer the
+ * operation found dead is failed first). */
+int         fs_req_settle_error(fs_req_t *req, fs_status_t *status_p);
 
 #endif

@@ -90,15 +90,23 @@ int fs_req_op_ended(fs_req_t *req, fs_status_t *status_p)
     if (fs_likely(*status_p == FS_OK) || (req->ep == NULL)) {
         return 1;
     }
+    return !fs_req_settle_error(req, status_p);
+}
+
+int fs_req_settle_error(fs_req_t *req, fs_status_t *status_p)
+{
     if (fs_req_park_error(req, *status_p)) {
-        return 0;
+        return 1;
     }
     if (fs_ep_is_usable(req->ep) && (*status_p == FS_ERR_PEER_FAILED)) {
-        /* the operation saw the death before the endpoint did */
+        /* the operation saw the death before the endpoint did (a transport
+         * that reports a dead peer on the send itself, before its endpoint
+         * error: OFI sockets): the failure is recorded first, so that no
+         * request reports the class for a process the queries do not name */
         fs_peer_fail(req->engine, req->ep, NULL, NULL);
     }
     *status_p = fs_peer_flush_status(req->ep, *status_p);
-    return 1;
+    return 0;
 }
 
 int fs_req_park_error(fs_req_t *req, fs_status_t status)

@@ -87,10 +87,10 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
     if (st == FS_OK) {
         return status;
     }
-    if (fs_req_park_error(&rreq->super, st)) {
+    if (fs_req_settle_error(&rreq->super, &st)) {
         return FS_INPROGRESS;
     }
-    return fs_peer_flush_status(rreq->super.ep, st);
+    return st;
 }
 
 /* A receive takes a message of len bytes from src with tag: its results,

@@ -237,10 +237,9 @@ fs_status_t fs_send_start(fs_send_t *sreq)
             fs_req_track(&sreq->super);
             return FS_INPROGRESS;
         }
-        if (fs_unlikely(fs_req_park_error(&sreq->super, status))) {
+        if (fs_unlikely(fs_req_settle_error(&sreq->super, &status))) {
             return FS_INPROGRESS;
         }
-        status = fs_peer_flush_status(ep, status);
     }
     if (status != FS_INPROGRESS) {
         sreq->super.status = status;

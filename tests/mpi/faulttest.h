@@ -40,6 +40,20 @@ static inline void ft_die(void)
     _exit(137);
 }
 
+/* Records that this rank hangs on purpose, then stops (SIGSTOP) as a hung
+ * process would; failstop-run's waiter kills it once it stayed stopped for
+ * --fence-stopped, which the harness then counts as the planned death. */
+static inline void ft_stop(void)
+{
+    char text[16];
+
+    snprintf(text, sizeof text, "%d\n", SIGSTOP);
+    fs_record("injected", mt_rank(), text);
+    fflush(stdout);
+    fflush(stderr);
+    raise(SIGSTOP);
+}
+
 /* Asserts that rc reports a failed process (MPIX_ERR_RANK_FAIL_STOP): its
  * class, and the code is the class itself (ULFM programs compare
  * rc == MPIX_ERR_PROC_FAILED). */

@@ -71,6 +71,8 @@ struct fs_tl {
     fake_fetch_t      fetch[FAKE_MAX_FETCH]; /* in flight */
     int               nfetch;
     fs_status_t       fail_next_fetch;       /* FS_OK, or how the next one ends */
+    fs_status_t       fail_next_send;        /* FS_OK, or what the next am_send
+                                                returns at once, no upcall */
     struct fs_tl     *self;           /* the address: a pointer to this */
 };
 
@@ -179,6 +181,12 @@ static fs_status_t fake_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
 {
     fake_msg_t *m;
 
+    if (tl->fail_next_send != FS_OK) {
+        fs_status_t st = tl->fail_next_send;
+
+        tl->fail_next_send = FS_OK;
+        return st;          /* e.g. OFI sockets: a send to a dead peer refused */
+    }
     if ((flags & FS_TL_SEND_IMM) && (buf->len > FAKE_IMM_MAX)) {
         ++tl->imm_refusals;    /* not short; a rendezvous never completes at once */
         return FS_ERR_AGAIN;

@@ -471,6 +471,23 @@ Test(failure, a_fetch_failing_without_cause_waits_for_the_peers_fate)
     cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
 }
 
+/* A transport that refuses a send to a dead peer at once, before it
+ * reports the endpoint (OFI sockets: -FI_ENOENT), fails the peer first:
+ * when the send reports the class, the peer is recorded failed (17.4
+ * queries name it; tf_fail_coll over sockets saw a barrier fail for a rank
+ * its failed group did not hold), and the engine's host is told once. */
+Test(failure, a_send_refused_for_a_dead_peer_fails_the_peer_first)
+{
+    static treq_t s;
+    uint8_t x = 1;
+
+    eng[0]->tl->fail_next_send = FS_ERR_PEER_FAILED;
+    cr_assert_eq(send_msg(&s, 0, 1, 3, &x, 1, FS_SEND_STANDARD), FS_ERR_PEER_FAILED);
+    cr_expect(fs_ep_is_failed(eps[0][1]), "the class reported for a peer not failed");
+    cr_expect_eq(peer_failed_calls, 1);
+    cr_expect_eq(send_msg(&s, 0, 1, 3, &x, 1, FS_SEND_STANDARD), FS_ERR_PEER_FAILED, "later sends too");
+}
+
 /* and without a verdict, the same error is local, after cause_wait_ms */
 Test(failure, a_fetch_failing_without_cause_or_verdict_is_local)
 {
