@@ -184,7 +184,7 @@ mpi-test: all
 	    FS_TEST_FILTER='^tf_life_' $(OFI_RUN)
 	@FS_TEST_CONFIGS="ofi-shm ofi-net" FS_TEST_REPEAT=$(OFI_REPEAT) \
 	    FS_TEST_EXCLUDE='^tf_life_' $(OFI_RUN)
-	@FS_TEST_CONFIGS="ofi-sockets ofi-rxm" FS_TEST_FILTER='^tf_' $(OFI_RUN)
+	@FS_TEST_CONFIGS="ofi-sockets ofi-rxm" FS_TEST_FAULT_ONLY=1 $(OFI_RUN)
 	@bash tests/mpi/exit_status.sh $(BUILD)
 	@bash tests/mpi/hb_foreign.sh $(BUILD)
 	@bash tests/mpi/hb_netns.sh $(BUILD)
@@ -207,7 +207,7 @@ test: deps
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory tools-test
-	@$(MAKE) --no-print-directory mpi-test REPEAT=20 OFI_LIFE_REPEAT=20
+	@$(MAKE) --no-print-directory mpi-test REPEAT=20 OFI_LIFE_REPEAT=10
 	@$(MAKE) --no-print-directory hosts-test
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory external-test

@@ -44,6 +44,7 @@
 #   FS_TEST_REPEAT_ALL_NPS  1: repeat at every rank count
 #   FS_TEST_FAULT_NPS rank counts for fault tests (default: each test's own)
 #   FS_TEST_FIRST_NP  1: every test at the first of its rank counts only
+#   FS_TEST_FAULT_ONLY 1: only the fault tests (FS_TEST_FAULT: 1)
 #
 # A test's leading comment may hold lines " * FS_TEST_<KEY>: value":
 #   NPS             rank counts for this test (instead of FS_TEST_NPS)
@@ -261,6 +262,7 @@ for name in "${TESTS[@]}"; do
     expect_out=$(meta "$name" EXPECT_OUTPUT)
     repeat=1
     repeat_fault=$(meta "$name" FAULT)
+    [ "${FS_TEST_FAULT_ONLY:-0}" = 1 ] && [ "$repeat_fault" != 1 ] && continue
     if [ "$repeat_fault" = 1 ]; then
         repeat=${FS_TEST_REPEAT:-1}
         test_nps=${FS_TEST_FAULT_NPS:-$test_nps}
