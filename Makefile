@@ -168,18 +168,25 @@ tools-test: all
 	@bash tests/tools/needed_libs.sh $(BUILD)
 	@bash tests/tools/test_fence.sh $(BUILD)
 
-# REPEAT: runs in a row of each fault test per UCX transport (shm, TCP) at
-# its first rank count (make test: 20).  Over failstop's OFI transport
-# (libfabric shm and net) every test runs at its first rank count, the
-# lifecycle matrix (tf_life_*) OFI_LIFE_REPEAT times in a row and the other
-# fault tests OFI_REPEAT times; the fault tests once over sockets and
-# tcp;ofi_rxm.  What make test sets, and why (CI's 45 minutes): TESTING.md.
+# REPEAT: runs in a row of each fault test over UCX shared memory at its
+# first rank count, and of the lifecycle matrix (tf_life_*) over UCX TCP too
+# (make test: 20); the other fault tests over UCX TCP TCP_REPEAT times.
+# Over failstop's OFI transport (libfabric shm and net) every test runs at
+# its first rank count, the lifecycle matrix OFI_LIFE_REPEAT times in a row
+# and the other fault tests OFI_REPEAT times; the fault tests once over
+# sockets and tcp;ofi_rxm.  What make test sets, and why (CI's 45
+# minutes): TESTING.md.
 REPEAT ?= 1
+TCP_REPEAT ?= $(REPEAT)
 OFI_REPEAT ?= 1
 OFI_LIFE_REPEAT ?= 1
 OFI_RUN := FS_TEST_FIRST_NP=1 bash tests/mpi/run.sh $(BUILD)
 mpi-test: all
-	@FS_TEST_REPEAT=$${FS_TEST_REPEAT:-$(REPEAT)} bash tests/mpi/run.sh $(BUILD)
+	@FS_TEST_CONFIGS=shm FS_TEST_REPEAT=$(REPEAT) bash tests/mpi/run.sh $(BUILD)
+	@FS_TEST_CONFIGS=tcp FS_TEST_REPEAT=$(REPEAT) FS_TEST_FILTER='^tf_life_' \
+	    bash tests/mpi/run.sh $(BUILD)
+	@FS_TEST_CONFIGS=tcp FS_TEST_REPEAT=$(TCP_REPEAT) FS_TEST_EXCLUDE='^tf_life_' \
+	    bash tests/mpi/run.sh $(BUILD)
 	@FS_TEST_CONFIGS="ofi-shm ofi-net" FS_TEST_REPEAT=$(OFI_LIFE_REPEAT) \
 	    FS_TEST_FILTER='^tf_life_' $(OFI_RUN)
 	@FS_TEST_CONFIGS="ofi-shm ofi-net" FS_TEST_REPEAT=$(OFI_REPEAT) \
@@ -207,7 +214,7 @@ test: deps
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory tools-test
-	@$(MAKE) --no-print-directory mpi-test REPEAT=20 OFI_LIFE_REPEAT=10
+	@$(MAKE) --no-print-directory mpi-test REPEAT=20 TCP_REPEAT=5 OFI_LIFE_REPEAT=5
 	@$(MAKE) --no-print-directory hosts-test
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory external-test
