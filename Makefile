@@ -11,6 +11,8 @@
 #   make bench           failure-free benchmark vs pml ucx and ob1 -> docs/PERFORMANCE.md
 #   make bench-killtime  kill-to-error times per transport -> docs/perf/killtime.md
 #   make bench-killtime-ofi  the same over the OFI transport -> docs/perf/killtime_ofi.md
+#   make bench-hbtime-ofi    crash and hang to every survivor knowing, 2-8 ranks, per
+#                            libfabric provider -> docs/perf/hbtime_ofi.md
 #   make bench-detector  the failure detector at up to 100 000 simulated ranks
 #   make bench-agree     MPIX_Comm_agree latency vs ranks -> docs/perf/agree.md
 #   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
@@ -80,7 +82,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -309,6 +311,10 @@ bench-osu: all
 
 # failstop's OFI transport against Open MPI's own OFI path (pml cm + mtl
 # ofi, same provider) and ob1 -> docs/perf/osu_ofi.md
+bench-hbtime-ofi: all
+	@FS_HB_NAME=hbtime_ofi FS_HB_TRANSPORTS="ofi-net ofi-shm ofi-sockets ofi-rxm" \
+	    FS_HB_NPS="2 4 8" bash bench/hbtime.sh $(BUILD)
+
 bench-osu-ofi: all
 	@FS_OSU_NAME=osu_ofi FS_OSU_REF=cm FS_OSU_TRANSPORTS="ofi-net ofi-shm" \
 	    FS_OSU_CONFIGS="failstop cm ob1" FS_OSU_BENCHES="osu_latency osu_bw osu_bibw" \

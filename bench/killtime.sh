@@ -57,6 +57,8 @@ warn() { echo "killtime: warning: $*" >&2; }
 
 [ $# -eq 1 ] || die "usage: bash bench/killtime.sh BUILD_DIR"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=transport.sh
+. "$ROOT/bench/transport.sh"
 mkdir -p "$1/bench"
 BUILD=$(cd "$1" && pwd)
 BIN=$BUILD/bench/fs_killtime
@@ -93,7 +95,7 @@ done
 for v in IDLE WAIT_IDLE JITTER; do
     [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
-for t in "${TRANSPORTS[@]}"; do [[ $t =~ ^(shm|tcp|ofi-(net|shm|sockets|rxm|rxd))$ ]] || die "unknown transport '$t'"; done
+for t in "${TRANSPORTS[@]}"; do fs_transport_known "$t" || die "unknown transport '$t'"; done
 for s in "${SCENARIOS[@]}" "${KA_SCENARIOS[@]}" "${BASE_SCENARIOS[@]}"; do
     [[ $s =~ ^(s1|s2|s3|s3n)$ ]] || die "unknown scenario '$s'"
 done
@@ -153,15 +155,6 @@ build_bin() {
 
 # ---- one run ----------------------------------------------------------------
 
-# The libfabric provider of an ofi-* transport.
-ofi_provider() {
-    case $1 in
-    ofi-rxm) echo "tcp;ofi_rxm" ;;
-    ofi-rxd) echo "udp;ofi_rxd" ;;
-    *) echo "${1#ofi-}" ;;
-    esac
-}
-
 # Cells: "config transport scenario keepalive trials" (keepalive "-" = default).
 # UCX's keepalive, s3n (a bystander without it) and the stock PMLs are
 # for the UCX transports only.
@@ -194,9 +187,7 @@ make_cmd() {
     case $cfg in
     failstop)
         CMD=("$RUNNER" --status-dir "$sdir" --oversubscribe --bind-to none)
-        [ "$tr" = tcp ] && CMD+=(-x UCX_TLS=tcp)
-        [[ $tr == ofi-* ]] && CMD+=(--mca pml_failstop_transport ofi
-                                    --mca pml_failstop_ofi_provider "$(ofi_provider "$tr")")
+        FS_OPTS=() && fs_transport_opts "$tr" && CMD+=("${FS_OPTS[@]}")
         [ "$ka" != - ] && CMD+=(--mca pml_failstop_ucx_keepalive_ms "$ka") ;;
     ucx)
         tmo=$BASE_TMO
@@ -354,7 +345,7 @@ main_table() {
         case $t in
         shm) printf ' shared memory (UCX default) |' ;;
         tcp) printf ' TCP (`UCX_TLS=tcp`) |' ;;
-        *) printf ' OFI `%s` |' "$(ofi_provider "$t")" ;;
+        *) printf ' OFI `%s` |' "$(fs_ofi_provider "$t")" ;;
         esac; done)"
     echo "|---|$(for t in "${TRANSPORTS[@]}"; do printf -- '---:|'; done)"
     for s in "${SCENARIOS[@]}"; do

@@ -39,6 +39,8 @@ NAME=${FS_OSU_NAME:-osu}
 TSV=$OUT/$NAME.tsv
 mkdir -p "$OUT"
 . "$HERE/bench/osu_build.sh"
+# shellcheck source=transport.sh
+. "$HERE/bench/transport.sh"
 
 # bench -> "ranks sizes directory" (osu_report.sh knows which are latencies)
 bench_info() {
@@ -52,14 +54,6 @@ bench_info() {
     esac
 }
 
-# The libfabric provider of an ofi-* transport.
-ofi_provider() {
-    case $1 in
-    ofi-rxm) echo "tcp;ofi_rxm" ;;
-    *) echo "${1#ofi-}" ;;
-    esac
-}
-
 # Sets CMD for one run of (config, transport, ranks); returns 1 for a
 # combination that does not exist (pml ucx over OFI, pml cm over UCX's
 # transports or over libfabric shm, which mtl ofi refuses: no FI_REMOTE_COMM).
@@ -68,16 +62,14 @@ make_cmd() {
     [ "$np" -le 2 ] && place=(--bind-to core) || place=(--oversubscribe --bind-to none)
     case $cfg in
     failstop) CMD=("$BUILD/bin/failstop-run" "${place[@]}")
-              [ "$tr" = tcp ] && CMD+=(-x UCX_TLS=tcp)
-              [[ $tr == ofi-* ]] && CMD+=(--mca pml_failstop_transport ofi
-                                          --mca pml_failstop_ofi_provider "$(ofi_provider "$tr")") ;;
+              FS_OPTS=() && fs_transport_opts "$tr" && CMD+=("${FS_OPTS[@]}") ;;
     ucx)      [[ $tr == ofi-* ]] && return 1
               CMD=(mpirun --allow-run-as-root --mca pml ucx --mca pml_ucx_tls any
                    --mca pml_ucx_devices any "${place[@]}")
               [ "$tr" = tcp ] && CMD+=(-x "UCX_TLS=tcp,self") ;;
     cm)       [[ $tr == ofi-* && $tr != ofi-shm ]] || return 1
               CMD=(mpirun --allow-run-as-root --mca pml cm --mca mtl ofi
-                   --mca mtl_ofi_provider_include "$(ofi_provider "$tr")" "${place[@]}") ;;
+                   --mca mtl_ofi_provider_include "$(fs_ofi_provider "$tr")" "${place[@]}") ;;
     ob1)      CMD=(mpirun --allow-run-as-root --mca pml ob1 "${place[@]}")
               case $tr in
               tcp|ofi-net|ofi-sockets|ofi-rxm) CMD+=(--mca btl "tcp,self") ;;

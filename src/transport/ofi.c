@@ -28,20 +28,24 @@
  * peer (hardware fabrics) or the link reports process death (sockets).
  * conn: connection-based (over TCP): one side of a pair connects
  * (fs_ofi_connect) and control messages complete on delivery (ofi_tx.c).
+ * kernel_tx: the provider completes a plain send once it has written all
+ * of it into the kernel's socket (net's transmit path), which sends it
+ * whether this process runs again or not: the "left" that eager
+ * completion needs, without FI_TRANSMIT_COMPLETE's acknowledgement.
  * Rows not verified are read from the providers' sources only. */
 static const fs_ofi_prov_t fs_ofi_provs[] = {
-    {"net",           16384, FS_FAULT_CTX_OP,        1, 1},
-    {"sockets",       16384, FS_FAULT_CTX_OP,        1, 1},
-    {"tcp;ofi_rxm",    8192, FS_FAULT_CTX_OP,        1, 1},
-    {"shm",            4000, FS_FAULT_CTX_OP,        1, 0},
-    {"udp;ofi_rxd",    8192, FS_FAULT_CTX_OP,        1, 0},
-    {"verbs;ofi_rxm",  8192, FS_FAULT_CTX_SLOW_LINK, 0, 1},
-    {"efa",            8192, FS_FAULT_CTX_SLOW_LINK, 0, 0},
-    {"cxi",           16384, FS_FAULT_CTX_SLOW_LINK, 0, 0},
-    {"psm3",           8192, FS_FAULT_CTX_SLOW_LINK, 0, 0},
-    {"opx",            8192, FS_FAULT_CTX_SLOW_LINK, 0, 0},
+    {"net",           65536, FS_FAULT_CTX_OP,        1, 1, 1},
+    {"sockets",       16384, FS_FAULT_CTX_OP,        1, 1, 0},
+    {"tcp;ofi_rxm",    8192, FS_FAULT_CTX_OP,        1, 1, 0},
+    {"shm",            4000, FS_FAULT_CTX_OP,        1, 0, 0},
+    {"udp;ofi_rxd",    8192, FS_FAULT_CTX_OP,        1, 0, 0},
+    {"verbs;ofi_rxm",  8192, FS_FAULT_CTX_SLOW_LINK, 0, 1, 0},
+    {"efa",            8192, FS_FAULT_CTX_SLOW_LINK, 0, 0, 0},
+    {"cxi",           16384, FS_FAULT_CTX_SLOW_LINK, 0, 0, 0},
+    {"psm3",           8192, FS_FAULT_CTX_SLOW_LINK, 0, 0, 0},
+    {"opx",            8192, FS_FAULT_CTX_SLOW_LINK, 0, 0, 0},
 };
-static const fs_ofi_prov_t fs_ofi_prov_default = {"", 8192, FS_FAULT_CTX_SLOW_LINK, 0, 0};
+static const fs_ofi_prov_t fs_ofi_prov_default = {"", 8192, FS_FAULT_CTX_SLOW_LINK, 0, 0, 0};
 
 #define FS_OFI_RECVS      128     /* receives posted (at most rx size / 2) */
 
@@ -580,6 +584,11 @@ static fs_status_t fs_ofi_open(fs_tl_t *tl)
     memset(&av_attr, 0, sizeof(av_attr));
     av_attr.type = tl->info->domain_attr->av_type;
     fs_ofi_shm_name(tl);
+    /* over TCP, FI_TRANSMIT_COMPLETE waits for an acknowledgement from the
+     * peer's provider: a second message and a round trip per send */
+    if (tl->prov->kernel_tx) {
+        tl->info->tx_attr->op_flags = FI_COMPLETION;
+    }
     if ((fs_ofi_lib.fabric(tl->info->fabric_attr, &tl->fabric, NULL) != 0) ||
         (fi_domain(tl->fabric, tl->info, &tl->domain, NULL) != 0) ||
         (fi_cq_open(tl->domain, &cq_attr, &tl->cq, NULL) != 0) ||

@@ -155,6 +155,8 @@ typedef struct fs_ofi_prov {
     uint32_t         fault_ctx; /* how to read its errors (classify) */
     int              verified;  /* tested on this project's machines */
     int              conn;      /* connection-based (TCP): see fs_ofi_connect */
+    int              kernel_tx; /* a plain send completion means "written into
+                                 * the kernel's socket": see fs_ofi_open */
 } fs_ofi_prov_t;
 
 #define FS_OFI_HASH 256

@@ -147,27 +147,37 @@ static void t_wait_failed(double seconds)
     }
 }
 
-/* With a heartbeat timeout of a minute, a process of this host killed
- * after arming is failed within a few periods, because it exited. */
-Test(hb, a_killed_process_of_this_host_is_failed_by_its_exit, .timeout = 30)
+/* This process's detector (rank 1) and a forked child's (rank 0; it
+ * departs and exits if leave), heartbeat timeouts of a minute, so that
+ * only an exit can fail the child in a test's time. */
+static fs_hb_t *t_pair_start(int leave, pid_t *child_p)
 {
     static const fs_hb_host_t host = {t_failed, t_excluded, t_partitioned, NULL};
+    static uint8_t child_addr[256];
     const void *addrs[2];
     size_t lens[2];
-    uint8_t child_addr[256];
     fs_params_t params;
     fs_hb_t *hb = NULL;
-    struct timespec nap = {0, 300 * 1000 * 1000};
-    pid_t child;
-    int st;
 
     fs_params_defaults(&params);
     params.hb_timeout_ms        = 60000;
     params.hb_timeout_remote_ms = 60000;
     cr_assert_eq(fs_hb_start(&params, &fs_dg_udp_ops, &hb), FS_OK);
     fs_hb_address(hb, &addrs[1], &lens[1]);
-    child = t_child_detector(&params, 0, addrs, lens, child_addr);
+    *child_p = t_child_detector(&params, leave, addrs, lens, child_addr);
     cr_assert_eq(fs_hb_arm(hb, 2, 1, addrs, lens, &host), FS_OK);
+    return hb;
+}
+
+/* A process of this host killed after arming is failed within a few
+ * periods, because it exited. */
+Test(hb, a_killed_process_of_this_host_is_failed_by_its_exit, .timeout = 30)
+{
+    struct timespec nap = {0, 300 * 1000 * 1000};
+    pid_t child;
+    fs_hb_t *hb = t_pair_start(0, &child);
+    int st;
+
     nanosleep(&nap, NULL);          /* both armed, beating */
     cr_expect_eq(atomic_load(&t_failed_rank), -1, "failed while alive");
     kill(child, SIGKILL);
@@ -182,22 +192,10 @@ Test(hb, a_killed_process_of_this_host_is_failed_by_its_exit, .timeout = 30)
  * failed, although its exit is seen. */
 Test(hb, a_process_that_departs_then_exits_is_not_failed, .timeout = 30)
 {
-    static const fs_hb_host_t host = {t_failed, t_excluded, t_partitioned, NULL};
-    const void *addrs[2];
-    size_t lens[2];
-    uint8_t child_addr[256];
-    fs_params_t params;
-    fs_hb_t *hb = NULL;
     pid_t child;
+    fs_hb_t *hb = t_pair_start(1, &child);
     int st;
 
-    fs_params_defaults(&params);
-    params.hb_timeout_ms        = 60000;
-    params.hb_timeout_remote_ms = 60000;
-    cr_assert_eq(fs_hb_start(&params, &fs_dg_udp_ops, &hb), FS_OK);
-    fs_hb_address(hb, &addrs[1], &lens[1]);
-    child = t_child_detector(&params, 1, addrs, lens, child_addr);
-    cr_assert_eq(fs_hb_arm(hb, 2, 1, addrs, lens, &host), FS_OK);
     cr_assert_eq(waitpid(child, &st, 0), child);
     cr_assert(WIFEXITED(st) && (WEXITSTATUS(st) == 0), "child status %d", st);
     t_wait_failed(1.0);             /* 10 periods after its exit */

@@ -409,6 +409,24 @@ static inline void ft_dead_peer_first_ops(int v, int tag)
     ft_survivors_exchange(live, nlive, tag + 1);
 }
 
+/* A survivor's check that its failed group is exactly {v}; then the
+ * survivors exchange messages, and nobody else is reported failed. */
+static inline void ft_only_failed_then_exchange(int v, int tag)
+{
+    int n = mt_size(), i, nlive = 0, live[64];
+
+    mt_expect(MT_HERE, n <= 64, "at most 64 ranks");
+    mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == 1 &&
+              ft_is_known_failed(MPI_COMM_WORLD, v),
+              "failed group is not exactly {%d}", v);
+    for (i = 0; i < n; i++)
+        if (i != v)
+            live[nlive++] = i;
+    ft_survivors_exchange(live, nlive, tag);
+    mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == 1,
+              "another process was reported failed");
+}
+
 /* Survivors' end: finalize (which must complete after a failure) and
  * print the OK line.  No collective on MPI_COMM_WORLD: it has a failed
  * member and is collectively inactive. */
