@@ -26,32 +26,32 @@
  * performance assertion. */
 #define FT_DEADLINE 20.0
 
-/* Records that this rank dies on purpose, then dies as a crash would. */
+/* Records that this rank receives sig on purpose (the harness counts it
+ * as the planned death), then sends it to itself. */
+static inline void ft_raise_recorded(int sig)
+{
+    char text[16];
+
+    snprintf(text, sizeof text, "%d\n", sig);
+    fs_record("injected", mt_rank(), text);
+    fflush(stdout);
+    fflush(stderr);
+    raise(sig);
+}
+
+/* Dies on purpose, as a crash would. */
 __attribute__((noreturn))
 static inline void ft_die(void)
 {
-    char text[16];
-
-    snprintf(text, sizeof text, "%d\n", SIGKILL);
-    fs_record("injected", mt_rank(), text);
-    fflush(stdout);
-    fflush(stderr);
-    raise(SIGKILL);
+    ft_raise_recorded(SIGKILL);
     _exit(137);
 }
 
-/* Records that this rank hangs on purpose, then stops (SIGSTOP) as a hung
- * process would; failstop-run's waiter kills it once it stayed stopped for
- * --fence-stopped, which the harness then counts as the planned death. */
+/* Hangs on purpose (SIGSTOP), as a hung process would; failstop-run's
+ * waiter kills it once it stayed stopped for --fence-stopped. */
 static inline void ft_stop(void)
 {
-    char text[16];
-
-    snprintf(text, sizeof text, "%d\n", SIGSTOP);
-    fs_record("injected", mt_rank(), text);
-    fflush(stdout);
-    fflush(stderr);
-    raise(SIGSTOP);
+    ft_raise_recorded(SIGSTOP);
 }
 
 /* Asserts that rc reports a failed process (MPIX_ERR_RANK_FAIL_STOP): its
