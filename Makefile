@@ -42,6 +42,19 @@ endif
 # mpicc lists .../include and .../include/openmpi; the internal headers live
 # under the latter, ompi_config.h sits beside them.
 OMPI_CFLAGS := $(foreach d,$(OMPI_INCDIRS),-isystem $(d))
+# The Open MPI series (4 or 5) decides the runtime libraries and headers;
+# the code itself asks mpi.h (src/ompi/compat.h).
+OMPI_MAJOR  ?= $(shell $(MPICC) --showme:version 2>/dev/null | sed -n 's/.*Open MPI \([0-9]*\)\..*/\1/p')
+ifeq ($(OMPI_MAJOR),5)
+# Open MPI 5's internal headers include PMIx's; Debian 13's libopenmpi-dev
+# lacks a few of its own (opal/mca/threads/pthreads, opal/mca/timer/linux),
+# taken from the same version's source tree: OMPI_SRCDIR (tests/ompi5/).
+OMPI_CFLAGS += $(shell pkg-config --cflags-only-I pmix 2>/dev/null | sed 's/-I/-isystem /g')
+OMPI_CFLAGS += $(if $(OMPI_SRCDIR),-isystem $(OMPI_SRCDIR))
+OMPI_RTE_LIBS := -lopen-pal $(shell pkg-config --libs pmix 2>/dev/null)
+else
+OMPI_RTE_LIBS := -lopen-rte -lopen-pal
+endif
 
 WARN        := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 BASE_CFLAGS := $(OPT) -g -std=gnu11 -fPIC -fvisibility=hidden -mcx16 \
@@ -52,7 +65,7 @@ CORE_LIBS   := -lucp -lucs -ldl -lpthread -lm
 # LTO is for the library only: Criterion's test registration does not
 # survive it, and test programs gain nothing from it.
 PROG_CFLAGS := $(filter-out -flto=auto -ffat-lto-objects,$(BASE_CFLAGS))
-OMPI_LIBS   := -L$(OMPI_LIBDIR) -Wl,-rpath,$(OMPI_LIBDIR) -lmpi -lopen-rte -lopen-pal
+OMPI_LIBS   := -L$(OMPI_LIBDIR) -Wl,-rpath,$(OMPI_LIBDIR) -lmpi $(OMPI_RTE_LIBS)
 
 # ---- sources: the core never sees Open MPI headers -------------------------
 CORE_SRC := $(wildcard src/common/*.c src/queues/*.c src/endpoint/*.c \

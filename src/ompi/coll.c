@@ -42,7 +42,7 @@ static int fs_coll_enable(mca_coll_base_module_t *module, ompi_communicator_t *c
     int rc = MPI_SUCCESS;
 
     if (fs_coll_needs_survivors(comm)) {
-        uint32_t cid = fs_ompi_derived_cid(comm->c_contextid);
+        uint32_t cid = fs_ompi_derived_cid(fs_ompi_cid(comm));
 
         rc = fs_ompi_survivors_install(comm, fs_comm_recognized(fs_ompi_comm(comm)), cid,
                                        cid + 2);

@@ -8,11 +8,11 @@
 
 #define FS_SHIM_EXPORT __attribute__((visibility("default")))
 
-FS_SHIM_EXPORT extern mca_coll_base_component_2_0_0_t mca_coll_failstop_component;
+FS_SHIM_EXPORT extern fs_ompi_coll_component_t mca_coll_failstop_component;
 
-mca_coll_base_component_2_0_0_t mca_coll_failstop_component = {
+fs_ompi_coll_component_t mca_coll_failstop_component = {
     .collm_version = {
-        MCA_COLL_BASE_VERSION_2_0_0,
+        FS_OMPI_COLL_BASE_VERSION,
         .mca_component_name            = "failstop",
         .mca_component_major_version   = 0,
         .mca_component_minor_version   = 1,

@@ -101,12 +101,11 @@ static int fs_build_set(ompi_communicator_t *parent, ompi_group_t *group, uint32
     if ((cid > INT32_MAX) || (opal_pointer_array_get_item(&ompi_mpi_communicators, (int)cid) != NULL)) {
         return MPI_ERR_INTERN;         /* cannot happen: the id is free everywhere */
     }
-    if (ompi_comm_set(&newcomm, parent, 0, NULL, 0, NULL, NULL, parent->error_handler,
-                      false, group, NULL) != OMPI_SUCCESS) {
+    if (fs_ompi_comm_set(&newcomm, parent, group) != OMPI_SUCCESS) {
         return MPI_ERR_NO_MEM;
     }
-    newcomm->c_contextid = cid;
-    snprintf(newcomm->c_name, MPI_MAX_OBJECT_NAME, "%s of %d", what, parent->c_contextid);
+    fs_ompi_set_cid(newcomm, cid);
+    snprintf(newcomm->c_name, MPI_MAX_OBJECT_NAME, "%s of %u", what, fs_ompi_cid(parent));
     *newcomm_p = newcomm;
     return MPI_SUCCESS;
 }
@@ -118,7 +117,7 @@ static int fs_build_activate(ompi_communicator_t *newcomm, int visible)
     int rc;
 
     if (visible) {
-        opal_pointer_array_set_item(&ompi_mpi_communicators, (int)newcomm->c_contextid, newcomm);
+        opal_pointer_array_set_item(&ompi_mpi_communicators, (int)fs_ompi_cid(newcomm), newcomm);
     }
     rc = MCA_PML_CALL(add_comm(newcomm));
     if (rc == OMPI_SUCCESS) {

@@ -5,16 +5,16 @@
 
 #define FS_SHIM_EXPORT __attribute__((visibility("default")))
 
-FS_SHIM_EXPORT extern mca_pml_base_component_2_0_0_t mca_pml_failstop_component;
+FS_SHIM_EXPORT extern fs_ompi_pml_component_t mca_pml_failstop_component;
 
 static int fs_shim_register(void)
 {
     return mca_pml_failstop_register(&mca_pml_failstop_component.pmlm_version);
 }
 
-mca_pml_base_component_2_0_0_t mca_pml_failstop_component = {
+fs_ompi_pml_component_t mca_pml_failstop_component = {
     .pmlm_version = {
-        MCA_PML_BASE_VERSION_2_0_0,
+        FS_OMPI_PML_BASE_VERSION,
         .mca_component_name            = "failstop",
         .mca_component_major_version   = 0,
         .mca_component_minor_version   = 1,

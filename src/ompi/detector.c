@@ -10,8 +10,6 @@
 #include "detector/hb.h"
 #include "transport/tl.h"
 
-#include "opal/mca/pmix/pmix.h"
-#include "ompi/mca/rte/rte.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +21,7 @@ int fs_ompi_hb_init(void)
 {
     const void *addr;
     size_t len;
-    int enabled, rc;
+    int enabled;
 
     if (fs_hb_enabled(&fs_ompi.params, &enabled) != FS_OK) {
         return OMPI_ERR_BAD_PARAM;
@@ -41,8 +39,7 @@ int fs_ompi_hb_init(void)
         return OMPI_ERROR;
     }
     fs_hb_address(fs_ompi.hb, &addr, &len);
-    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, FS_OMPI_HB_KEY, addr, len);
-    return rc;
+    return fs_ompi_rte_publish(FS_OMPI_HB_KEY, addr, len);
 }
 
 void fs_ompi_hb_note_proc(ompi_proc_t *proc, fs_ep_t *ep)

@@ -6,8 +6,6 @@
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
 
-#include "opal/mca/pmix/pmix.h"
-#include "orte/mca/errmgr/errmgr.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static orte_errmgr_base_module_abort_peers_fn_t fs_ompi_orig_abort_peers;
 static int fs_ompi_runtime_watched;   /* between PML init and finalize (atomic:
                                          PMIx's thread reads it) */
 
@@ -46,7 +43,7 @@ void fs_ompi_status_mark(const char *what, unsigned rank, int code)
     fs_record(what, (int)rank, text);
 }
 
-static void fs_ompi_mark(const char *what, int code)
+void fs_ompi_mark(const char *what, int code)
 {
     fs_ompi_status_mark(what, OMPI_PROC_MY_NAME->vpid, code);
 }
@@ -78,34 +75,8 @@ void fs_ompi_inject(void *host_arg, int sig)
     raise(sig);
 }
 
-/* Open MPI's MPI_Abort asks the runtime to kill the communicator's peers,
- * which ORTE does not do under --enable-recovery: failstop tells them. */
-static int fs_ompi_abort_peers(orte_process_name_t *procs, orte_std_cntr_t num_procs,
-                               int error_code)
-{
-    fs_ep_t **eps = calloc(num_procs ? num_procs : 1, sizeof(*eps));
-    orte_std_cntr_t i, n = 0;
-
-    fs_ompi_mark("aborted", error_code);
-    if ((eps != NULL) && (fs_ompi.engine != NULL)) {
-        for (i = 0; i < num_procs; ++i) {
-            ompi_proc_t *proc = ompi_proc_find((ompi_process_name_t *)&procs[i]);
-            if ((proc != NULL) &&
-                (proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] != NULL)) {
-                eps[n++] = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
-            }
-        }
-        fs_ompi_lock();
-        fs_engine_abort_peers(fs_ompi.engine, eps, n, error_code);
-        fs_ompi_unlock();
-    }
-    free(eps);
-    return (fs_ompi_orig_abort_peers != NULL) ?
-           fs_ompi_orig_abort_peers(procs, num_procs, error_code) : ORTE_ERR_NOT_IMPLEMENTED;
-}
-
 /* The daemon is gone: end as a failed process, with the record saying why. */
-static void fs_ompi_runtime_end(void)
+void fs_ompi_runtime_end(void)
 {
     char msg[256];
     int n;
@@ -157,64 +128,9 @@ static void fs_ompi_sigpipe_watch(void)
     (void)sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* PMIx tells a process that lost its connection to the runtime daemon of
- * its host (the daemon died or was killed).  Open MPI's default handler calls
- * MPI_Abort on MPI_COMM_WORLD, which failstop would carry to every process:
- * one daemon's death would end the job.  A process without its daemon can
- * no longer be managed (nobody would see it end), so it ends alone, as a
- * failed process: the others find it failed and go on. */
-static void fs_ompi_runtime_lost(int status, const opal_process_name_t *source,
-                                 opal_list_t *info, opal_list_t *results,
-                                 opal_pmix_notification_complete_fn_t cbfunc,
-                                 void *cbdata)
-{
-    (void)source;
-    (void)info;
-    (void)results;
-    /* PMIx 3: LOST_CONNECTION_TO_SERVER, converted to OPAL_ERR_COMM_FAILURE;
-     * PMIx 4 (Debian 12) renamed it LOST_CONNECTION (-61), which Open MPI
-     * 4.1's ext3x passes on unconverted: OPAL_ERR_NODE_OFFLINE's value */
-    /* after MPI_Finalize the process has left: Open MPI's handler decides */
-    if (!__atomic_load_n(&fs_ompi_runtime_watched, __ATOMIC_ACQUIRE) ||
-        ((status != OPAL_ERR_COMM_FAILURE) && (status != OPAL_ERR_NODE_OFFLINE))) {
-        if (cbfunc != NULL) {
-            cbfunc(OPAL_SUCCESS, NULL, NULL, NULL, cbdata);   /* the next handler's */
-        }
-        return;
-    }
-    fs_ompi_runtime_end();
-}
-
-/* First in PMIx's chain of default handlers: Open MPI's, registered in
- * MPI_Init before the PML exists, aborts. */
-static void fs_ompi_runtime_watch(void)
-{
-    opal_list_t info;
-    opal_value_t *kv;
-
-    if (opal_pmix.register_evhandler == NULL) {
-        return;
-    }
-    OBJ_CONSTRUCT(&info, opal_list_t);
-    kv = OBJ_NEW(opal_value_t);
-    kv->key          = strdup(OPAL_PMIX_EVENT_HDLR_NAME);
-    kv->type         = OPAL_STRING;
-    kv->data.string  = strdup("failstop-runtime-lost");
-    opal_list_append(&info, &kv->super);
-    kv = OBJ_NEW(opal_value_t);
-    kv->key          = strdup(OPAL_PMIX_EVENT_ORDER_PREPEND);
-    kv->type         = OPAL_BOOL;
-    kv->data.flag    = true;
-    opal_list_append(&info, &kv->super);
-    opal_pmix.register_evhandler(NULL, &info, fs_ompi_runtime_lost, NULL, NULL);
-    OPAL_LIST_DESTRUCT(&info);
-}
-
 void fs_ompi_failure_init(void)
 {
-    fs_ompi_orig_abort_peers = orte_errmgr.abort_peers;
-    orte_errmgr.abort_peers  = fs_ompi_abort_peers;
-    fs_ompi_runtime_watch();
+    fs_ompi_rte_hooks_init();
     fs_ompi_sigpipe_watch();
     __atomic_store_n(&fs_ompi_runtime_watched, 1, __ATOMIC_RELEASE);
 }
@@ -222,9 +138,12 @@ void fs_ompi_failure_init(void)
 void fs_ompi_failure_fini(void)
 {
     __atomic_store_n(&fs_ompi_runtime_watched, 0, __ATOMIC_RELEASE);
-    if (orte_errmgr.abort_peers == fs_ompi_abort_peers) {
-        orte_errmgr.abort_peers = fs_ompi_orig_abort_peers;
-    }
+    fs_ompi_rte_hooks_fini();
+}
+
+int fs_ompi_runtime_is_watched(void)
+{
+    return __atomic_load_n(&fs_ompi_runtime_watched, __ATOMIC_ACQUIRE);
 }
 
 fs_ompi_phase_t fs_ompi_inject_phase = FS_OMPI_PHASE_NONE;

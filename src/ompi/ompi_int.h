@@ -1,10 +1,13 @@
-/* The Open MPI 4.1 PML component.  This directory is the only code that sees
- * Open MPI internals; it adapts MPI requests, datatypes, communicators and
- * processes to the core engine (src/proto/core.h). */
+/* The PML component, for Open MPI 4.1 and 5.x (compat.h and rte_*.c hold
+ * what differs).  This directory is the only code that sees Open MPI
+ * internals; it adapts MPI requests, datatypes, communicators and processes
+ * to the core engine (src/proto/core.h). */
 #ifndef FS_OMPI_INT_H
 #define FS_OMPI_INT_H
 
 #include "ompi_config.h"   /* must come first */
+
+#include "ompi/compat.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -103,7 +106,7 @@ FS_EXPORT int mca_pml_failstop_register(const mca_base_component_t *component);
 FS_EXPORT int mca_pml_failstop_open(void);
 /* coll.c, for coll_shim.c */
 FS_EXPORT int mca_coll_failstop_init_query(bool enable_progress_threads, bool enable_mpi_threads);
-FS_EXPORT struct mca_coll_base_module_2_3_0_t *
+FS_EXPORT mca_coll_base_module_t *
 mca_coll_failstop_comm_query(struct ompi_communicator_t *comm, int *priority);
 FS_EXPORT int mca_pml_failstop_close(void);
 FS_EXPORT mca_pml_base_module_t *mca_pml_failstop_init(int *priority,
@@ -129,10 +132,15 @@ static inline void fs_ompi_hb_poll(void)
     }
 }
 
-/* pml.c: another process's published data; never waits for a process
- * that did not take part in MPI_Init's full exchange */
+/* rte_orte.c (Open MPI 4.1) or rte_prrte.c (5.x): the runtime.
+ * modex_recv: another process's published data; never waits for a process
+ * that did not take part in MPI_Init's full exchange. */
+int  fs_ompi_rte_publish(const char *key, const void *data, size_t len);
 int  fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
                         size_t *len);
+/* MPI_Abort's peers and the loss of the host's daemon (failure.c's init) */
+void fs_ompi_rte_hooks_init(void);
+void fs_ompi_rte_hooks_fini(void);
 
 /* params.c */
 int  fs_ompi_params_register(const mca_base_component_t *component);
@@ -157,6 +165,10 @@ void fs_ompi_excluded(void *host_arg, fs_ep_t *by);
 void fs_ompi_inject(void *host_arg, int sig);
 void fs_ompi_failure_init(void);
 void fs_ompi_failure_fini(void);
+void fs_ompi_mark(const char *what, int code);      /* this process's record */
+/* The host's daemon is gone: ends this process as a failed one. */
+__attribute__((noreturn)) void fs_ompi_runtime_end(void);
+int  fs_ompi_runtime_is_watched(void);              /* between PML init and fini */
 int  fs_ompi_inject_setup(const char *spec);
 
 /* Points of a process's life where pml_failstop_inject "RANK:at=PHASE" can
@@ -373,10 +385,10 @@ void fs_ompi_survivors_release(ompi_communicator_t *parent);
 /* comm_build.c: a shadow's collective modules are being selected now */
 int  fs_ompi_building_shadow(void);
 /* uniform.c: pml_failstop_uniform_collectives */
-struct mca_coll_base_module_2_3_0_t *fs_ompi_uniform_module(void);
-void fs_ompi_uniform_enable(struct mca_coll_base_module_2_3_0_t *m, ompi_communicator_t *comm);
-struct mca_coll_base_module_2_3_0_t *fs_ompi_uniform_of(ompi_communicator_t *comm);
-void fs_ompi_uniform_rewrap(struct mca_coll_base_module_2_3_0_t *m, ompi_communicator_t *comm);
+mca_coll_base_module_t *fs_ompi_uniform_module(void);
+void fs_ompi_uniform_enable(mca_coll_base_module_t *m, ompi_communicator_t *comm);
+mca_coll_base_module_t *fs_ompi_uniform_of(ompi_communicator_t *comm);
+void fs_ompi_uniform_rewrap(mca_coll_base_module_t *m, ompi_communicator_t *comm);
 
 /* The engine lock; only taken under MPI_THREAD_MULTIPLE. */
 static inline void fs_ompi_lock(void)

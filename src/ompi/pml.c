@@ -2,7 +2,6 @@
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
 
-#include "opal/mca/pmix/pmix.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -39,7 +38,11 @@ fs_ompi_t fs_ompi = {
         .pml_imrecv        = mca_pml_failstop_imrecv,
         .pml_mrecv         = mca_pml_failstop_mrecv,
         .pml_dump          = fs_ompi_dump,
+#ifdef FS_OMPI_V5
+        .pml_revoke_comm   = NULL,      /* Open MPI 5 then uses its own */
+#else
         .pml_ft_event      = NULL,
+#endif
         .pml_max_contextid = 0x7fffffff,
         .pml_max_tag       = 0x7fffffff,
         .pml_flags         = 0,
@@ -98,12 +101,15 @@ static int fs_ompi_publish_address(void)
 {
     const void *addr;
     size_t len;
+    char *key;
     int rc;
 
     if (fs_engine_address(fs_ompi.engine, &addr, &len) != FS_OK) {
         return OMPI_ERROR;
     }
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, fs_ompi.component, addr, len);
+    key = mca_base_component_to_string(fs_ompi.component);
+    rc  = (key != NULL) ? fs_ompi_rte_publish(key, addr, len) : OMPI_ERR_OUT_OF_RESOURCE;
+    free(key);
     return rc;
 }
 
@@ -194,46 +200,6 @@ int mca_pml_failstop_finalize(void)
 }
 
 /* ---- processes ----------------------------------------------------------- */
-
-/* Another process's published data (its failstop or detector address).
- * After MPI_Init's full exchange (the default: a fence that collects every
- * process's data) the data of a process of this job is here already, or was
- * never published: that process died in MPI_Init before the exchange (or
- * does not run failstop).  Asked from the server, PMIx would then wait for
- * ever for data nobody will commit, so it is only looked up here.  Without
- * a full exchange, or for another job, it is fetched as usual. */
-int fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
-                       size_t *len)
-{
-    opal_value_t *kv = NULL, *opt;
-    opal_list_t info;
-    int rc;
-
-    *data = NULL;
-    *len  = 0;
-    OBJ_CONSTRUCT(&info, opal_list_t);
-    if (opal_pmix_collect_all_data && !opal_pmix_base_async_modex &&
-        (name->jobid == OMPI_PROC_MY_NAME->jobid)) {
-        opt = OBJ_NEW(opal_value_t);
-        opt->key       = strdup(OPAL_PMIX_OPTIONAL);
-        opt->type      = OPAL_BOOL;
-        opt->data.flag = true;
-        opal_list_append(&info, &opt->super);
-    }
-    rc = opal_pmix.get(name, key, &info, &kv);
-    OPAL_LIST_DESTRUCT(&info);
-    if ((rc != OPAL_SUCCESS) || (kv == NULL)) {
-        if (kv != NULL) {
-            OBJ_RELEASE(kv);
-        }
-        return OPAL_ERR_NOT_FOUND;
-    }
-    *data = kv->data.bo.bytes;
-    *len  = kv->data.bo.size;
-    kv->data.bo.bytes = NULL;       /* ours now */
-    OBJ_RELEASE(kv);
-    return OPAL_SUCCESS;
-}
 
 static int fs_ompi_add_proc(ompi_proc_t *proc)
 {
@@ -394,13 +360,13 @@ static int fs_ompi_add_comm(ompi_communicator_t *comm)
         st = fs_ompi_group_eps(comm->c_local_group, lsize, eps + size);
     }
     if (st == FS_OK) {
-        st = fs_comm_create(fs_ompi.engine, comm->c_contextid, comm->c_my_rank, size,
+        st = fs_comm_create(fs_ompi.engine, fs_ompi_cid(comm), comm->c_my_rank, size,
                             eps, lsize, inter ? eps + size : NULL, comm, &fcomm);
     }
     fs_ompi_unlock();
     free(eps);
     if (st != FS_OK) {
-        FS_ERROR("cannot set up communicator %u: %s", comm->c_contextid,
+        FS_ERROR("cannot set up communicator %u: %s", fs_ompi_cid(comm),
                  fs_status_string(st));
         return OMPI_ERROR;
     }
