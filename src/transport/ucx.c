@@ -478,9 +478,10 @@ static fs_status_t fs_ucx_ep_flush(fs_tl_t *tl, fs_tl_ep_t *tep, fs_tl_op_t *op)
 /* ---- setup ------------------------------------------------------------- */
 
 /* Applies a UCX setting unless the user set one of the environment
- * variables that control it.  Transport-level keys are given without their
- * component prefix (MEMORY_INVALIDATE is CMA's; MM_ reaches sysv and posix),
- * which is how ucp_config_modify hands them to every matching transport. */
+ * variables that control it.  Transport-level keys: MM_ reaches sysv and
+ * posix in every UCX; a key of one transport goes without its prefix up to
+ * UCX 1.16 and with it from 1.17 on (fs_ucx_tl_key), each version ignoring
+ * the other spelling ("invalid configuration"). */
 static void fs_ucx_config_default(ucp_config_t *config, const char *key,
                                   const char *value, const char *const *envs)
 {
@@ -525,6 +526,19 @@ static int fs_ucx_tls_allows(const char *const *names)
     return exclude ? !match : match;
 }
 
+/* A transport's key as this UCX's ucp_config_modify takes it (above). */
+static const char *fs_ucx_tl_key(const char *prefix, const char *key, char *buf, size_t size)
+{
+    unsigned major, minor, release;
+
+    ucp_get_version(&major, &minor, &release);
+    if ((major > 1) || ((major == 1) && (minor >= 17))) {
+        snprintf(buf, size, "%s%s", prefix, key);
+        return buf;
+    }
+    return key;
+}
+
 static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **config_p)
 {
     static const char *const mm_tls[]  = {"sm", "shm", "mm", "sysv", "posix", NULL};
@@ -540,7 +554,7 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     static const char *const tcp_tls[] = {"tcp", NULL};
     static const char *const conn_nb[] = {"UCX_TCP_CONN_NB", NULL};
     ucp_config_t *config;
-    char value[32];
+    char value[32], key[48];
 
     if (ucp_config_read(NULL, NULL, &config) != UCS_OK) {
         return FS_ERR_LOCAL;
@@ -551,7 +565,8 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
         fs_ucx_config_default(config, "MM_FIFO_SIZE", value, fifo);
     }
     if (fs_ucx_tls_allows(cma_tls)) {
-        fs_ucx_config_default(config, "MEMORY_INVALIDATE", "y", cma);
+        fs_ucx_config_default(config, fs_ucx_tl_key("CMA_", "MEMORY_INVALIDATE", key,
+                                                    sizeof(key)), "y", cma);
         snprintf(value, sizeof(value), "%zu", cfg->cma_seg_size);
         fs_ucx_config_default(config, "SCOPY_SEG_SIZE", value, seg);
     }
@@ -561,7 +576,8 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
      * round trip for up to 25 retries (a process held 80 s in MPI_Finalize
      * behind 1 s of delay each way, tests/hosts/net.sh) */
     if (fs_ucx_tls_allows(tcp_tls)) {
-        fs_ucx_config_default(config, "CONN_NB", "y", conn_nb);
+        fs_ucx_config_default(config, fs_ucx_tl_key("TCP_", "CONN_NB", key, sizeof(key)),
+                              "y", conn_nb);
     }
     fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
     snprintf(value, sizeof(value), "%dms", cfg->keepalive_ms);

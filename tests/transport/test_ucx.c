@@ -173,6 +173,35 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
     cr_expect(strstr(out, "other shm trouble") != NULL, "not printed: '%s'", out);
 }
 
+/* failstop's UCX settings (ucx.c, fs_ucx_config) reach the transports:
+ * UCX 1.17 changed how a transport's key is spelled, and UCX says
+ * "invalid configuration" at worker creation for a key no transport took
+ * (found with UCX 1.18, Open MPI 5's Debian: CMA's MEMORY_INVALIDATE and
+ * TCP's CONN_NB were ignored). */
+Test(ucx, every_setting_is_taken_by_a_transport)
+{
+    char out[4096] = "";
+    size_t n;
+    side_t c;
+    FILE *f;
+
+    cr_redirect_stdout();           /* UCX's log goes to stdout */
+    cr_redirect_stderr();
+    memset(&c, 0, sizeof(c));
+    start(&c);
+    fs_tl_ucx_ops.fini(c.tl);
+    fs_tl_ucx_ops.fini(a.tl);
+    fs_tl_ucx_ops.fini(b.tl);
+    fflush(stdout);
+    fflush(stderr);
+    f = cr_get_redirected_stdout();
+    n = fread(out, 1, sizeof(out) - 1, f);
+    f = cr_get_redirected_stderr();
+    n += fread(out + n, 1, sizeof(out) - 1 - n, f);
+    out[n] = '\0';
+    cr_expect(strstr(out, "invalid configuration") == NULL, "UCX: %s", out);
+}
+
 /* A close the caller stopped waiting for (the departure's bounded drain, a
  * slow link) is still in flight when the transport ends: ucp_worker_destroy
  * completes it itself and asserts that its request was given back (UCX
