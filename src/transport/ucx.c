@@ -526,13 +526,18 @@ static int fs_ucx_tls_allows(const char *const *names)
     return exclude ? !match : match;
 }
 
-/* A transport's key as this UCX's ucp_config_modify takes it (above). */
-static const char *fs_ucx_tl_key(const char *prefix, const char *key, char *buf, size_t size)
+static int fs_ucx_version_at_least(unsigned want_major, unsigned want_minor)
 {
     unsigned major, minor, release;
 
     ucp_get_version(&major, &minor, &release);
-    if ((major > 1) || ((major == 1) && (minor >= 17))) {
+    return (major > want_major) || ((major == want_major) && (minor >= want_minor));
+}
+
+/* A transport's key as this UCX's ucp_config_modify takes it (above). */
+static const char *fs_ucx_tl_key(const char *prefix, const char *key, char *buf, size_t size)
+{
+    if (fs_ucx_version_at_least(1, 17)) {
         snprintf(buf, size, "%s%s", prefix, key);
         return buf;
     }
@@ -548,6 +553,7 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     static const char *const cma[]    = {"UCX_CMA_MEMORY_INVALIDATE", NULL};
     static const char *const seg[]    = {"UCX_CMA_SEG_SIZE", "UCX_SCOPY_SEG_SIZE", NULL};
     static const char *const rndv[]   = {"UCX_RNDV_SCHEME", NULL};
+    static const char *const rthresh[] = {"UCX_RNDV_THRESH", NULL};
     static const char *const ka[]     = {"UCX_KEEPALIVE_INTERVAL", NULL};
     static const char *const fifo[]   = {"UCX_MM_FIFO_SIZE", "UCX_SYSV_FIFO_SIZE",
                                          "UCX_POSIX_FIFO_SIZE", NULL};
@@ -580,6 +586,13 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
                               "y", conn_nb);
     }
     fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
+    /* UCX 1.16's protocol selection takes a forced scheme for "rendezvous
+     * from 0 bytes" unless the threshold is set too: 8 KiB, UCX 1.13's own
+     * choice here.  (Eager sends with fast completion then also go
+     * rendezvous from 8 KiB, not 256 KiB.) */
+    if (fs_ucx_version_at_least(1, 16)) {
+        fs_ucx_config_default(config, "RNDV_THRESH", "8k", rthresh);
+    }
     snprintf(value, sizeof(value), "%dms", cfg->keepalive_ms);
     fs_ucx_config_default(config, "KEEPALIVE_INTERVAL", value, ka);
     *config_p = config;

@@ -18,6 +18,7 @@
 typedef struct side {
     fs_tl_t     *tl;
     unsigned     upcalls;
+    unsigned     rndv_upcalls;
     int          release_in_upcall;
 } side_t;
 
@@ -31,7 +32,8 @@ static fs_status_t on_am(void *arg, unsigned am_id, const void *hdr, size_t hdr_
 
     (void)am_id; (void)hdr; (void)hdr_len; (void)data; (void)len;
     ++s->upcalls;
-    if (s->release_in_upcall && (rx->flags & FS_TL_RX_RNDV)) {
+    s->rndv_upcalls += !!(rx->flags & FS_TL_RX_RNDV);
+    if ((rx->flags & FS_TL_RX_RNDV) && s->release_in_upcall) {
         fs_tl_ucx_ops.release(s->tl, rx->desc);   /* drop it */
     }
     return FS_OK;
@@ -130,6 +132,40 @@ Test(ucx, a_rendezvous_dropped_in_its_upcall_is_acknowledged_and_freed_once)
     fflush(stderr);
     cr_expect_stdout_eq_str("", "UCX complained (a descriptor freed twice)");
     cr_expect_stderr_eq_str("", "UCX complained (a descriptor freed twice)");
+}
+
+/* A small message without flags travels eager: its data is here when it
+ * arrives, so it outlives its sender (the dead-peer rules deliver it).
+ * UCX 1.16's protocol selection took RNDV_SCHEME=get_zcopy for "every size
+ * rendezvous" until ucx.c also set RNDV_THRESH (found under UCX 1.18). */
+Test(ucx, a_small_message_is_eager)
+{
+    static uint8_t small[200];
+    uint32_t hdr[4] = {1, 2, 3, 4};
+    fs_buf_t buf;
+    fs_tl_op_t op = {.cb = on_send};
+    fs_status_t st;
+    int i;
+
+    b.release_in_upcall = 1;
+    fs_buf_set_contig(&buf, small, sizeof(small));
+    for (i = 0; i < 4; ++i) {
+        unsigned before = send_done;
+        st = fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf, 0,
+                                   &op);
+        if (st == FS_OK) {
+            ++send_done;
+        }
+        while (send_done == before) {
+            progress_for(0.001);
+        }
+    }
+    progress_for(0.05);
+    cr_expect_eq(b.upcalls, 4);
+    cr_expect_eq(b.rndv_upcalls, 0, "%u of 4 small messages came as rendezvous",
+                 b.rndv_upcalls);
+    fs_tl_ucx_ops.fini(a.tl);
+    fs_tl_ucx_ops.fini(b.tl);
 }
 
 /* UCX's own error lines about a socket that cannot reach its peer are
