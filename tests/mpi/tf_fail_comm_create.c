@@ -76,8 +76,15 @@ int main(int argc, char **argv)
                      "Comm_split of the inactive MPI_COMM_WORLD");
     ft_watchdog_disarm();
     ft_watchdog_arm(MT_HERE, "MPI_Comm_dup of the inactive MPI_COMM_WORLD");
+#if OMPI_MAJOR_VERSION >= 5
+    ft_expect_failed(MT_HERE, MPI_Comm_dup(MPI_COMM_WORLD, &c),
+                     "Comm_dup of the inactive MPI_COMM_WORLD");
+#else
+    /* 4.1 turns the failed context-id agreement into MPI_ERR_INTERN
+     * (lifetest.h, life_cid_intern); Open MPI 5 passes the class on */
     mt_expect_class(MT_HERE, MPI_Comm_dup(MPI_COMM_WORLD, &c), MPI_ERR_INTERN,
                     "Comm_dup of the inactive MPI_COMM_WORLD");
+#endif
     ft_watchdog_disarm();
 
     /* the survivors' communicators are unaffected */
