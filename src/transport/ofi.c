@@ -35,6 +35,8 @@
  * Rows not verified are read from the providers' sources only. */
 static const fs_ofi_prov_t fs_ofi_provs[] = {
     {"net",           65536, FS_FAULT_CTX_OP,        1, 1, 1},
+    /* net's name from libfabric 1.18 on (the same provider, xnet) */
+    {"tcp",           65536, FS_FAULT_CTX_OP,        1, 1, 1},
     {"sockets",       16384, FS_FAULT_CTX_OP,        1, 1, 0},
     {"tcp;ofi_rxm",    8192, FS_FAULT_CTX_OP,        1, 1, 0},
     {"shm",            4000, FS_FAULT_CTX_OP,        1, 0, 0},
@@ -520,7 +522,26 @@ static fs_status_t fs_ofi_ep_close(fs_tl_t *tl, fs_tl_ep_t *peer, int force,
 
 /* ---- setup ----------------------------------------------------------------- */
 
+static struct fi_info *fs_ofi_getinfo_named(const char *provider, int quiet);
+
+/* "net" became "tcp" in libfabric 1.18 (the old tcp provider, messages
+ * only, gave way to it): a job that names net runs on either. */
 static struct fi_info *fs_ofi_getinfo(const char *provider)
+{
+    struct fi_info *info;
+
+    if ((provider == NULL) || (strcmp(provider, "net") != 0)) {
+        return fs_ofi_getinfo_named(provider, 0);
+    }
+    info = fs_ofi_getinfo_named("net", 1);
+    if (info == NULL) {
+        FS_INFO("OFI: no provider named net: using tcp, its name since libfabric 1.18");
+        info = fs_ofi_getinfo_named("tcp", 0);
+    }
+    return info;
+}
+
+static struct fi_info *fs_ofi_getinfo_named(const char *provider, int quiet)
 {
     struct fi_info *hints = fs_ofi_lib.dupinfo(NULL), *info = NULL;
     int rc;
@@ -542,14 +563,13 @@ static struct fi_info *fs_ofi_getinfo(const char *provider)
     }
     rc = fs_ofi_lib.getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &info);
     fs_ofi_lib.freeinfo(hints);
-    if (rc != 0) {
+    if ((rc != 0) && !quiet) {
         FS_ERROR("OFI: no provider%s%s offers reliable datagrams with send-after-send "
                  "order: %s",
                  (provider && *provider) ? " named " : "", provider ? provider : "",
                  fs_ofi_strerror(-rc));
-        return NULL;
     }
-    return info;
+    return (rc == 0) ? info : NULL;
 }
 
 /* shm names an endpoint after its process id, and a killed process leaves
