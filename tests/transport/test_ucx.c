@@ -96,6 +96,18 @@ static void progress_for(double secs)
     } while (el < secs);
 }
 
+/* What went to the redirected stdout (UCX's log) and stderr, in out. */
+static void read_redirected(char *out, size_t size)
+{
+    size_t n;
+
+    fflush(stdout);
+    fflush(stderr);
+    n = fread(out, 1, size - 1, cr_get_redirected_stdout());
+    n += fread(out + n, 1, size - 1 - n, cr_get_redirected_stderr());
+    out[n] = '\0';
+}
+
 TestSuite(ucx, .init = setup, .timeout = 30);
 
 Test(ucx, a_rendezvous_dropped_in_its_upcall_is_acknowledged_and_freed_once)
@@ -174,8 +186,6 @@ Test(ucx, a_small_message_is_eager)
 Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
 {
     char out[4096] = "";
-    size_t n;
-    FILE *f;
 
     cr_redirect_stdout();
     cr_redirect_stderr();
@@ -195,13 +205,7 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
                      &ucs_global_opts.log_component, "other %s", "shm trouble");
     fs_tl_ucx_ops.fini(a.tl);
     fs_tl_ucx_ops.fini(b.tl);
-    fflush(stdout);
-    fflush(stderr);
-    f = cr_get_redirected_stdout();
-    n = fread(out, 1, sizeof(out) - 1, f);
-    out[n] = '\0';
-    f = cr_get_redirected_stderr();
-    fread(out + n, 1, sizeof(out) - 1 - n, f);
+    read_redirected(out, sizeof(out));
     cr_expect(strstr(out, "Connection refused") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "Connection reset") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "shmat") == NULL, "printed: %s", out);
@@ -217,9 +221,7 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
 Test(ucx, every_setting_is_taken_by_a_transport)
 {
     char out[4096] = "";
-    size_t n;
     side_t c;
-    FILE *f;
 
     cr_redirect_stdout();           /* UCX's log goes to stdout */
     cr_redirect_stderr();
@@ -228,13 +230,7 @@ Test(ucx, every_setting_is_taken_by_a_transport)
     fs_tl_ucx_ops.fini(c.tl);
     fs_tl_ucx_ops.fini(a.tl);
     fs_tl_ucx_ops.fini(b.tl);
-    fflush(stdout);
-    fflush(stderr);
-    f = cr_get_redirected_stdout();
-    n = fread(out, 1, sizeof(out) - 1, f);
-    f = cr_get_redirected_stderr();
-    n += fread(out + n, 1, sizeof(out) - 1 - n, f);
-    out[n] = '\0';
+    read_redirected(out, sizeof(out));
     cr_expect(strstr(out, "invalid configuration") == NULL, "UCX: %s", out);
 }
 
