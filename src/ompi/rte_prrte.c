@@ -9,6 +9,7 @@
 #include "opal/mca/pmix/pmix-internal.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 
 int fs_ompi_rte_publish(const char *key, const void *data, size_t len)
 {
