@@ -72,7 +72,21 @@ typedef struct fs_ep {
     /* a validation here recognized its failure (src/proto/validate.c): a
      * communicator created later holds it as a recognized failure */
     uint8_t                recognized;
+    /* connection setup in MPI_Init (src/proto/wireup.c): until it is proven
+     * (wire == FS_WIRE_LINKED) a broken link is a failed connect, which a
+     * network hiccup causes as well as a death */
+    uint8_t                wire;            /* fs_wire_state_t */
+    uint16_t               wire_tries;      /* connects that failed */
+    double                 wire_retry_at;   /* FS_WIRE_RETRY: next connect */
+    const fs_fault_row_t  *wire_fault;      /* the last connect's failure */
 } fs_ep_t;
+
+typedef enum fs_wire_state {
+    FS_WIRE_NONE = 0,   /* not set up through wire-up: the table's reading */
+    FS_WIRE_PENDING,    /* connect and flush in flight */
+    FS_WIRE_RETRY,      /* its connect failed: a new one at wire_retry_at */
+    FS_WIRE_LINKED      /* the flush completed: the link is proven */
+} fs_wire_state_t;
 
 const char *fs_ep_state_name(fs_ep_state_t state);
 
@@ -100,6 +114,13 @@ static inline int fs_ep_is_gone(const fs_ep_t *ep)
 static inline int fs_ep_takes_late_sends(const fs_ep_t *ep)
 {
     return (ep->state == FS_EP_LEFT) && ep->peer_receiving;
+}
+
+/* Its connection setup has not been seen to finish: a link error may be a
+ * failed connect (src/proto/wireup.c). */
+static inline int fs_ep_wire_unproven(const fs_ep_t *ep)
+{
+    return (ep->wire == FS_WIRE_PENDING) || (ep->wire == FS_WIRE_RETRY);
 }
 
 static inline int fs_ep_is_failed(const fs_ep_t *ep)

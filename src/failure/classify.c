@@ -106,9 +106,12 @@ static const fs_fault_row_t fs_fault_rows[] = {
     FS_UCX_RANGE(-59, -40, FS_ANY, LOCAL_FATAL,
                  "UCS_ERR_LAST_LINK_FAILURE..UCS_ERR_FIRST_LINK_FAILURE",
                  "link-failure range: local link or port, not a peer"),
-    FS_UCX(-80, FS_CTX_CAUTIOUS, PEER_SUSPECTED, "UCS_ERR_ENDPOINT_TIMEOUT",
-           "IB RC/DC retries or UD ACK timeout (30 s): dead, hung or slow peer; "
-           "at creation a connect timeout"),
+    FS_UCX(-80, FS_FAULT_CTX_SLOW_LINK, PEER_SUSPECTED, "UCS_ERR_ENDPOINT_TIMEOUT",
+           "IB RC/DC retries or UD ACK timeout (30 s): dead, hung or slow peer"),
+    FS_UCX(-80, FS_FAULT_CTX_EP_CREATE, FLUSH, "UCS_ERR_ENDPOINT_TIMEOUT",
+           "a connect that failed: UCX 1.13's TCP reports a refused connect "
+           "(process gone) and an unreachable host (network hiccup) alike "
+           "(measured across hosts); follows the peer's fate, local if none"),
     FS_UCX(-80, FS_CTX_DEATH_LINK, PEER_FAILSTOP, "UCS_ERR_ENDPOINT_TIMEOUT",
            "tcp: 2-10 ms after process death (measured); a keepalive timeout "
            "(dead host) looks the same"),

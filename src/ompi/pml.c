@@ -326,19 +326,53 @@ static int fs_ompi_enable(bool enable)
 
 /* ---- communicators ------------------------------------------------------- */
 
-/* Endpoints of a group's members, adding processes not seen yet. */
-static fs_status_t fs_ompi_group_eps(ompi_group_t *group, uint32_t size, fs_ep_t **eps)
+/* Endpoints of a group's members, adding processes not seen yet (appended
+ * to fresh[*nfresh_p]). */
+static fs_status_t fs_ompi_group_eps(ompi_group_t *group, uint32_t size, fs_ep_t **eps,
+                                     fs_ep_t **fresh, size_t *nfresh_p)
 {
     uint32_t r;
 
     for (r = 0; r < size; ++r) {
         ompi_proc_t *proc = ompi_group_peer_lookup(group, (int)r);
+        int known = (proc != NULL) &&
+                    (proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] != NULL);
+
         if ((proc == NULL) || (fs_ompi_add_proc(proc) != OMPI_SUCCESS)) {
             return FS_ERR_LOCAL;
         }
         eps[r] = (fs_ep_t *)proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+        if (!known) {
+            fresh[(*nfresh_p)++] = eps[r];
+        }
     }
     return FS_OK;
+}
+
+/* Open MPI 4.1 adds only a node's own processes in MPI_Init (add_procs,
+ * mpi_add_procs_cutoff 0); the others come with MPI_COMM_WORLD, here.
+ * Their connections are set up now, while every process creates the same
+ * communicator (src/proto/wireup.c). */
+static fs_status_t fs_ompi_comm_eps(ompi_communicator_t *comm, uint32_t size,
+                                    uint32_t lsize, fs_ep_t **eps)
+{
+    fs_ep_t **fresh = malloc((size + lsize + 1) * sizeof(*fresh));
+    size_t nfresh   = 0;
+    fs_status_t st;
+
+    if (fresh == NULL) {
+        return FS_ERR_NO_MEMORY;
+    }
+    st = fs_ompi_group_eps(comm->c_remote_group, size, eps, fresh, &nfresh);
+    if ((st == FS_OK) && (lsize != 0)) {
+        st = fs_ompi_group_eps(comm->c_local_group, lsize, eps + size, fresh, &nfresh);
+    }
+    if ((st == FS_OK) && (nfresh != 0)) {
+        fs_engine_wire_up(fs_ompi.engine, fresh, nfresh,
+                          fs_ompi.params.cause_wait_ms * 1e-3);
+    }
+    free(fresh);
+    return st;
 }
 
 static int fs_ompi_add_comm(ompi_communicator_t *comm)
@@ -355,10 +389,7 @@ static int fs_ompi_add_comm(ompi_communicator_t *comm)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     fs_ompi_lock();
-    st = fs_ompi_group_eps(comm->c_remote_group, size, eps);
-    if ((st == FS_OK) && inter) {
-        st = fs_ompi_group_eps(comm->c_local_group, lsize, eps + size);
-    }
+    st = fs_ompi_comm_eps(comm, size, lsize, eps);
     if (st == FS_OK) {
         st = fs_comm_create(fs_ompi.engine, fs_ompi_cid(comm), comm->c_my_rank, size,
                             eps, lsize, inter ? eps + size : NULL, comm, &fcomm);

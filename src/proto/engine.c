@@ -79,6 +79,9 @@ static void fs_engine_ep_error(void *arg, void *ep_user, const fs_fault_row_t *r
     FS_DEBUG("endpoint %#llx: transport error %s (%d): %s",
              (unsigned long long)ep->id, row->name, row->code,
              fs_fault_class_name(row->cls));
+    if (fs_wire_ep_error(engine, ep, &row)) {
+        return;                     /* a failed connect, made again */
+    }
     if (row->cls == FS_FAULT_FLUSH) {
         fs_peer_suspect(engine, ep, row);
     } else {
@@ -363,6 +366,9 @@ fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,
         return status;
     }
     fs_ep_transition(ep, FS_EP_UP);
+    if ((engine->tl_ops->ep_flush != NULL) && fs_ep_is_usable(ep)) {
+        ep->wire = FS_WIRE_PENDING;     /* unproven until wire-up's flush */
+    }
     fs_list_push_tail(&engine->eps, &ep->elem);
     *ep_p = ep;
     return FS_OK;

@@ -164,6 +164,7 @@ struct fs_engine {
     double                 park_deadline;   /* the earliest parked one's deadline */
     fs_list_t              draining;        /* FS_REQ_F_DRAIN requests, oldest first */
     unsigned               suspects;        /* endpoints in FS_EP_SUSPECTED */
+    int                    wiring;          /* inside fs_engine_wire_up */
     fs_depart_t            depart;          /* leave.c */
     /* agreement.c: messages received, handled after the transport's progress */
     fs_list_t              agree_rx;
@@ -350,6 +351,7 @@ void        fs_chan_die(fs_comm_t *comm, int32_t rank);
 /* ep's link broke with no known cause (row of class FLUSH): its operations
  * wait for the peer's fate, at most cause_wait_ms (then the break is local). */
 void        fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);
+int         fs_wire_ep_error(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t **row_p);
 void        fs_peer_suspects_expire(fs_engine_t *engine);
 /* An operation of req ended, or could not start, with status: parks it (and
  * returns 1) when the cause is unknown, until its peer's fate is. */

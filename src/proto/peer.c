@@ -121,6 +121,11 @@ int fs_req_park_error(fs_req_t *req, fs_status_t status)
         fs_req_park(req);           /* an error of unknown cause */
         return 1;
     }
+    if ((status == FS_ERR_PEER_FAILED) && fs_ep_is_usable(ep) &&
+        fs_ep_wire_unproven(ep)) {
+        fs_req_park(req);           /* a failed connect (src/proto/wireup.c) */
+        return 1;
+    }
     return 0;
 }
 

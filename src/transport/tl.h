@@ -97,9 +97,14 @@ typedef struct fs_tl_ops {
     fs_status_t (*ep_close)(fs_tl_t *tl, fs_tl_ep_t *ep, int force,
                             fs_tl_op_t *op);
     /* Completes the endpoint's connection setup and what was sent on it;
-     * op->cb when done.  Returns FS_OK if already done.  Optional (NULL:
-     * nothing to set up). */
+     * op->cb when done.  Returns FS_OK if already done, an error if its
+     * link is broken.  Optional (NULL: nothing to set up). */
     fs_status_t (*ep_flush)(fs_tl_t *tl, fs_tl_ep_t *ep, fs_tl_op_t *op);
+    /* Replaces the link of an endpoint whose connection setup failed with a
+     * new connect to the same address; the old link's operations end (with
+     * an error) and its errors are no longer reported.  Optional (NULL: a
+     * failed connect is not retried). */
+    fs_status_t (*ep_reconnect)(fs_tl_t *tl, fs_tl_ep_t *ep);
 
     /* Returns FS_OK if complete (no callback), FS_INPROGRESS (callback
      * later), or an error.  hdr must stay valid until completion. */

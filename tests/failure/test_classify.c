@@ -641,7 +641,8 @@ Test(classify_ucx, endpoint_timeout_depends_on_the_link)
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, FS_FAULT_CTX_OP), FS_FAULT_PEER_FAILSTOP);
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, FS_FAULT_CTX_EP_ERROR), FS_FAULT_PEER_FAILSTOP);
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, FS_FAULT_CTX_SLOW_LINK), FS_FAULT_PEER_SUSPECTED);
-    cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, FS_FAULT_CTX_EP_CREATE), FS_FAULT_PEER_SUSPECTED);
+    /* a failed connect: refused (dead) and unreachable (network) alike */
+    cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, FS_FAULT_CTX_EP_CREATE), FS_FAULT_FLUSH);
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT,
                             FS_FAULT_CTX_EP_ERROR | FS_FAULT_CTX_SLOW_LINK),
                  FS_FAULT_PEER_SUSPECTED);

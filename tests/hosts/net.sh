@@ -10,6 +10,11 @@
 #   delay      h3's frames 20 ms +- 10 ms late each way (FS_NET_DELAY_MS,
 #              FS_NET_JITTER_MS): netdelay, a relay between h3's port and
 #              the switch (this kernel has no netem)
+#   startcut   h3 and h2 cannot reach each other when the job starts
+#              (each one's connects to the other fail at once: host
+#              unreachable) until FS_NET_CUT_S (1) s after the first
+#              rank reached MPI_Init's connection setup: nobody suspected,
+#              nothing fails
 #   kill       SIGKILL to h3's first rank: the others get the class for it
 #   crash      h3 dies as a node does (link down, every process killed at
 #              once, Open MPI's daemon too): the others get the class for
@@ -87,6 +92,20 @@ NFT
 }
 loss_off() { ip netns exec "$(hosts_ns "$H")" nft delete table inet fsloss 2>/dev/null; }
 
+# hH and h$1 cannot reach each other: every packet between them is answered
+# "host unreachable" (a connect fails at once, as right after a link came
+# back); the other hosts, and Open MPI's daemons (which talk to mpirun on
+# h1 only), are untouched
+cut_on() {
+    ip netns exec "$(hosts_ns "$H")" nft -f - <<NFT
+table inet fscut {
+    chain in { type filter hook input priority 0; ip saddr 10.77.0.$1 reject with icmp type host-unreachable; }
+    chain out { type filter hook output priority 0; ip daddr 10.77.0.$1 reject with icmp type host-unreachable; }
+}
+NFT
+}
+cut_off() { ip netns exec "$(hosts_ns "$H")" nft delete table inet fscut 2>/dev/null; }
+
 # the x_net process of world rank $1 on hH (looked for during 3 s)
 rank_pid() {
     local p i
@@ -115,6 +134,7 @@ daemon_pid() {
 act() {
     case $1 in
     flap) hosts_link "$H" down; sleep 0.3; hosts_link "$H" up ;;
+    startcut) ;;        # before the run (run)
     loss) loss_on "${FS_NET_LOSS_PCT:-5}" || { echo "FAIL hosts-net loss: cannot drop packets (nftables)"; return 1; } ;;
     delay) delay_on "${FS_NET_DELAY_MS:-20}" "${FS_NET_JITTER_MS:-10}" ||
                { echo "FAIL hosts-net delay: cannot set up the relay"; return 1; } ;;
@@ -129,6 +149,7 @@ act() {
 # switch)
 heal() {
     loss_off
+    cut_off
     delay_off
     hosts_link "$H" up
     local p i
@@ -180,9 +201,22 @@ run() {
     mkdir -p "$ST"
     hosts_run "$H" rm -rf "$ST"
     hosts_run "$H" mkdir -p "$ST"
+    if [ "$sc" = startcut ]; then
+        cut_on $((H - 1)) || { echo "FAIL hosts-net startcut: cannot cut h$H from h$((H - 1)) (nftables)"; return 1; }
+    fi
     hosts_run 1 timeout -k 5 "${FS_NET_LIMIT:-90}" "$RUN" --verbose --status-dir "$ST" -np $((2 * H)) "$PROG" "$secs" "$cut" \
         > "$out" 2>&1 < /dev/null &
     local job=$!
+    if [ "$sc" = startcut ]; then
+        # the first rank (on h1) is past MPI_Init's address exchange
+        for ((i = 0; i < 300; i++)); do
+            [ -e "$ST/up.0" ] && break
+            sleep 0.05
+        done
+        [ -e "$ST/up.0" ] || why="rank 0 never reached MPI_Init's connection setup"
+        sleep "${FS_NET_CUT_S:-1}"
+        cut_off
+    fi
     for ((i = 0; i < 300; i++)); do
         [ -e "$HOSTS_DIR/ready" ] && break
         sleep 0.05
@@ -259,10 +293,10 @@ run() {
 
 fail=0
 for ((k = 1; k <= REPEAT; k++)); do
-    for sc in flap loss delay kill daemon crash partition; do
+    for sc in flap loss delay startcut kill daemon crash partition; do
         [[ $sc =~ $ONLY ]] || continue
         case $sc in
-        flap|loss|delay) run "$sc" 4 - || fail=1 ;;
+        flap|loss|delay|startcut) run "$sc" 4 - || fail=1 ;;
         # seconds of traffic: past the detection (a crashed or cut-off
         # host is known everywhere 2.8-2.9 s after, at 3 and 6 hosts:
         # PERFORMANCE.md) and, for a partition, the cut-off side ending

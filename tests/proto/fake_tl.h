@@ -74,12 +74,20 @@ struct fs_tl {
     fs_status_t       fail_next_send;        /* FS_OK, or what the next am_send
                                                 returns at once, no upcall */
     struct fs_tl     *self;           /* the address: a pointer to this */
+    /* connection setup (fake_wired_tl_ops): flushes end at the next
+     * progress; the first connects_to_fail of them fail as a connect does */
+    int               connects_to_fail;
+    int               reconnects;
+    struct fs_tl_ep  *flushing[FAKE_MAX_FETCH];
+    fs_tl_op_t       *flush_op[FAKE_MAX_FETCH];
+    int               nflush;
 };
 
 struct fs_tl_ep {
     struct fs_tl     *self_tl;
     struct fs_tl     *remote;
     void             *user;
+    int               broken;         /* its connect failed */
 };
 
 static fake_msg_t *fake_msg_new(const void *hdr, size_t hdr_len, size_t len)
@@ -352,6 +360,75 @@ static inline void fake_fail_ep(fs_tl_ep_t *ep, int32_t ucs_code)
                                                   FS_FAULT_CTX_EP_ERROR);
     ep->self_tl->up.ep_error(ep->self_tl->up_arg, ep->user, row);
 }
+
+/* ---- connection setup, as UCX's over TCP ---------------------------------- */
+
+static fs_status_t fake_ep_flush(fs_tl_t *tl, fs_tl_ep_t *ep, fs_tl_op_t *op)
+{
+    if (ep->broken) {
+        return FS_ERR_CANCELED;
+    }
+    if (tl->nflush == FAKE_MAX_FETCH) {
+        ++tl->violations;
+        return FS_ERR_LOCAL;
+    }
+    tl->flushing[tl->nflush] = ep;
+    tl->flush_op[tl->nflush++] = op;
+    op->busy = 1;
+    return FS_INPROGRESS;
+}
+
+/* A failed connect, as UCX 1.13's TCP reports one (refused or unreachable
+ * alike): the link's error (ENDPOINT_TIMEOUT), then the flush's. */
+static unsigned fake_flush_progress(fs_tl_t *tl)
+{
+    int n = tl->nflush, i;
+
+    tl->nflush = 0;
+    for (i = 0; i < n; ++i) {
+        fs_tl_ep_t *ep = tl->flushing[i];
+        fs_tl_op_t *op = tl->flush_op[i];
+        fs_status_t st = FS_OK;
+
+        if (tl->connects_to_fail > 0) {
+            --tl->connects_to_fail;
+            ep->broken = 1;
+            fake_fail_ep(ep, -80);
+            st = FS_ERR_PEER_FAILED;
+        }
+        op->busy = 0;
+        op->cb(op, st, 0);
+    }
+    return (unsigned)n;
+}
+
+static unsigned fake_wired_progress(fs_tl_t *tl)
+{
+    return fake_flush_progress(tl) + fake_progress(tl);
+}
+
+static fs_status_t fake_ep_reconnect(fs_tl_t *tl, fs_tl_ep_t *ep)
+{
+    ++tl->reconnects;
+    ep->broken = 0;
+    return FS_OK;
+}
+
+static const fs_tl_ops_t fake_wired_tl_ops = {
+    .name         = "fake-wired",
+    .init         = fake_init,
+    .fini         = fake_fini,
+    .address      = fake_address,
+    .ep_create    = fake_ep_create,
+    .ep_close     = fake_ep_close,
+    .ep_flush     = fake_ep_flush,
+    .ep_reconnect = fake_ep_reconnect,
+    .am_send      = fake_am_send,
+    .recv_data    = fake_recv_data,
+    .release      = fake_release,
+    .cancel       = fake_cancel,
+    .progress     = fake_wired_progress,
+};
 
 static const fs_tl_ops_t fake_tl_ops = {
     .name      = "fake",

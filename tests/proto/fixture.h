@@ -65,9 +65,12 @@ static inline void make_comm(int i, uint32_t cid, fs_comm_t **c)
     cr_assert_eq(fs_comm_create(eng[i], cid, i, NENG, eps[i], 0, NULL, NULL, c), FS_OK);
 }
 
+/* the transport setup() gives the engines */
+static const fs_tl_ops_t *setup_tl_ops = &fake_tl_ops;
+
 static void setup(void)
 {
-    fs_engine_config_t cfg = {.params = &params, .host = &host, .tl_ops = &fake_tl_ops,
+    fs_engine_config_t cfg = {.params = &params, .host = &host, .tl_ops = setup_tl_ops,
                               .estimated_peers = NENG};
     const void *addr[NENG];
     size_t len;
