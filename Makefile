@@ -91,7 +91,14 @@ UNIT_SRC  := $(wildcard tests/*/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 MPI_TSRC  := $(wildcard tests/mpi/*.c)
 MPI_TBIN  := $(MPI_TSRC:tests/mpi/%.c=$(BUILD)/tests/mpi/%)
+# programs of Open MPI 5's own ULFM API (mpi-ext.h, libmpi only)
+ifeq ($(OMPI_MAJOR),5)
+U5_BIN    := $(patsubst tests/ompi5/%.c,$(BUILD)/tests/ompi5/%,$(wildcard tests/ompi5/u5_*.c))
+endif
 BENCH_SRC := $(wildcard bench/*.c)
+ifneq ($(OMPI_MAJOR),5)
+BENCH_SRC := $(filter-out bench/u5_%.c,$(BENCH_SRC))   # Open MPI 5's ULFM API
+endif
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
@@ -100,7 +107,7 @@ HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
-     $(MPI_TBIN) $(BENCH_BIN) $(DEMO_BIN) $(HOST_TOOLS)
+     $(MPI_TBIN) $(U5_BIN) $(BENCH_BIN) $(DEMO_BIN) $(HOST_TOOLS)
 
 # Installs build and test dependencies with apt when run as root and something
 # is missing; otherwise only reports what is missing.
@@ -164,6 +171,10 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpitest.h tests/mpi/faulttest.h te
 	@mkdir -p $(@D)
 	$(MPICC) $(PROG_CFLAGS) -pthread -Itests/mpi -o $@ $< -L$(BUILD)/lib \
 	    -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
+
+$(BUILD)/tests/ompi5/%: tests/ompi5/%.c tests/mpi/mpitest.h
+	@mkdir -p $(@D)
+	$(MPICC) $(PROG_CFLAGS) -Itests/mpi -o $@ $<
 
 $(BUILD)/bench/%: bench/%.c bench/fs_bench_sym.h
 	@mkdir -p $(@D)
@@ -247,6 +258,8 @@ ompi5-suite:
 	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
 	    FS_TEST_CONFIGS="shm tcp" FS_TEST_FIRST_NP=1 FS_TEST_REPEAT=$(REPEAT) \
 	    bash tests/mpi/run.sh $(BUILD)
+	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	    bash tests/ompi5/ulfm.sh $(BUILD) $(REPEAT)
 
 test: deps
 	@$(MAKE) --no-print-directory -j2 all

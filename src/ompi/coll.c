@@ -15,7 +15,8 @@
  *    shadow goes with it.
  * 2. With pml_failstop_uniform_collectives=1, every intracommunicator but
  *    the shadows gets the agreement around its blocking collectives
- *    (uniform.c). */
+ *    (uniform.c).
+ * 3. Under Open MPI 5, see fs_coll_agrees. */
 #include "ompi/ompi_int.h"
 
 #include "ompi/communicator/communicator.h"
@@ -35,6 +36,18 @@ static int fs_coll_needs_survivors(ompi_communicator_t *comm)
     fs_comm_t *fcomm = fs_ompi_comm(comm);
 
     return (fs_comm_recognized(fcomm) != NULL) && (fs_comm_shadow_host(fcomm) == NULL);
+}
+
+/* 3. Open MPI 5: libmpi's agreement calls (MPIX_Comm_agree, shrink) on
+ *    every intracommunicator run over failstop's agreement (agree5.c). */
+static int fs_coll_agrees(ompi_communicator_t *comm)
+{
+#ifdef FS_OMPI_V5
+    return !OMPI_COMM_IS_INTER(comm);
+#else
+    (void)comm;
+    return 0;
+#endif
 }
 
 static int fs_coll_enable(mca_coll_base_module_t *module, ompi_communicator_t *comm)
@@ -63,7 +76,7 @@ mca_coll_base_module_t *mca_coll_failstop_comm_query(ompi_communicator_t *comm, 
     }
     uniform = fs_ompi.params.uniform_collectives && !fs_ompi_building_shadow() &&
               !OMPI_COMM_IS_INTER(comm);
-    if (!uniform && !fs_coll_needs_survivors(comm)) {
+    if (!uniform && !fs_coll_needs_survivors(comm) && !fs_coll_agrees(comm)) {
         return NULL;
     }
     module = uniform ? fs_ompi_uniform_module() : OBJ_NEW(mca_coll_base_module_t);
@@ -71,6 +84,13 @@ mca_coll_base_module_t *mca_coll_failstop_comm_query(ompi_communicator_t *comm, 
         return NULL;
     }
     module->coll_module_enable = fs_coll_enable;
+#ifdef FS_OMPI_V5
+    if (fs_coll_agrees(comm)) {
+        /* only these two: Open MPI keeps a lower module's other slots */
+        module->coll_agree  = fs_ompi_coll_agree;
+        module->coll_iagree = fs_ompi_coll_iagree;
+    }
+#endif
     *priority = FS_COLL_PRIORITY;
     return module;
 }

@@ -13,6 +13,7 @@ static int fs_ompi_add_string(int errnum, const char *text)
     return ompi_mpi_errnum_add_string(errnum, text, (int)strlen(text) + 1);
 }
 
+#ifndef FS_OMPI_V5
 /* A new error class that is also the code failstop returns (rc ==
  * MPIX_ERR_PROC_FAILED must hold, as in ULFM).  Open MPI 4.1's
  * MPI_Error_class answers MPI_ERR_UNKNOWN for an added class unless its
@@ -32,22 +33,14 @@ static int fs_ompi_class_add(void)
     entry->code = cls;
     return cls;
 }
+#endif
 
-/* Must run in pml_enable: Open MPI builds its error tables after selecting
- * the PML, and before that adding a class would be lost. */
-int fs_ompi_errors_register(void)
+/* The classes' strings (Open MPI 5's own classes keep theirs); nonzero on
+ * failure. */
+static int fs_ompi_strings_add(const fs_ompi_errors_t *err)
 {
-    fs_ompi_errors_t *err = &fs_ompi.errors;
-
-    err->fail_stop_class = fs_ompi_class_add();
-    err->revoked_class   = fs_ompi_class_add();
-    err->pending_class   = fs_ompi_class_add();
-    if ((err->fail_stop_class < 0) || (err->revoked_class < 0) || (err->pending_class < 0)) {
-        return OMPI_ERROR;
-    }
-    err->peer_left = ompi_mpi_errcode_add(MPI_ERR_OTHER);
-    if ((err->peer_left < 0) ||
-        (fs_ompi_add_string(err->fail_stop_class,
+#ifndef FS_OMPI_V5
+    if ((fs_ompi_add_string(err->fail_stop_class,
                             "MPI_ERR_RANK_FAIL_STOP: a process in the operation has "
                             "failed (fail-stop), or the operation is off on this "
                             "communicator since a process failure (MPI_ANY_SOURCE "
@@ -61,10 +54,37 @@ int fs_ompi_errors_register(void)
                             "MPI_ANY_SOURCE is disabled on the communicator; this "
                             "wildcard receive is still pending: acknowledge the "
                             "failure (MPIX_Comm_failure_ack) and wait for it again, "
-                            "or cancel it (pml_failstop_anysource_pending)") != OMPI_SUCCESS) ||
-        (fs_ompi_add_string(err->peer_left,
-                            "MPI_ERR_OTHER: the peer process has already called "
-                            "MPI_Finalize (failstop)") != OMPI_SUCCESS)) {
+                            "or cancel it (pml_failstop_anysource_pending)") != OMPI_SUCCESS)) {
+        return 1;
+    }
+#endif
+    return fs_ompi_add_string(err->peer_left,
+                              "MPI_ERR_OTHER: the peer process has already called "
+                              "MPI_Finalize (failstop)") != OMPI_SUCCESS;
+}
+
+/* Must run in pml_enable: Open MPI builds its error tables after selecting
+ * the PML, and before that adding a class would be lost. */
+int fs_ompi_errors_register(void)
+{
+    fs_ompi_errors_t *err = &fs_ompi.errors;
+
+#ifdef FS_OMPI_V5
+    /* Open MPI 5 has ULFM's classes built in, and its own code (shrink,
+     * communicator ids) tests for them: failstop's are those */
+    err->fail_stop_class = MPI_ERR_PROC_FAILED;
+    err->revoked_class   = MPI_ERR_REVOKED;
+    err->pending_class   = MPI_ERR_PROC_FAILED_PENDING;
+#else
+    err->fail_stop_class = fs_ompi_class_add();
+    err->revoked_class   = fs_ompi_class_add();
+    err->pending_class   = fs_ompi_class_add();
+#endif
+    if ((err->fail_stop_class < 0) || (err->revoked_class < 0) || (err->pending_class < 0)) {
+        return OMPI_ERROR;
+    }
+    err->peer_left = ompi_mpi_errcode_add(MPI_ERR_OTHER);
+    if ((err->peer_left < 0) || fs_ompi_strings_add(err)) {
         return OMPI_ERROR;
     }
     /* as MPI_Add_error_class does: MPI_LASTUSEDCODE covers what we added */

@@ -102,6 +102,9 @@ FS_MPIX_API int MPIX_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed)
         fs_ompi_lock();
         fs_comm_reenable_any_source(fcomm);
         fs_ompi_unlock();
+#ifdef FS_OMPI_V5
+        fs_ompi_ulfm5_anysrc_enabled(comm);
+#endif
         if (failed != NULL) {
             /* exactly what was acknowledged, even if more fail meanwhile */
             rc = fs_mpix_failed_group(comm, fcomm, FS_COMM_REMOTE, 1, failed);

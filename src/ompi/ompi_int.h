@@ -160,6 +160,38 @@ static inline int fs_ompi_error(fs_status_t status)
  * holding code, a record the launcher's exit status is computed from. */
 void fs_ompi_status_mark(const char *what, unsigned rank, int code);
 void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported);
+
+#ifdef FS_OMPI_V5
+/* Open MPI 5's own ULFM calls over failstop (ulfm5.c, agree5.c) */
+void fs_ompi_ulfm5_enable(void);
+void fs_ompi_ulfm5_world_added(void);
+int  fs_ompi_revoke_comm(ompi_communicator_t *comm, bool coll_only);
+void fs_ompi_comm_revoked(void *host_comm);
+void fs_ompi_ulfm5_failed(ompi_proc_t *proc);
+void fs_ompi_ulfm5_anysrc_sync(ompi_communicator_t *comm);
+void fs_ompi_ulfm5_anysrc_enabled(ompi_communicator_t *comm);
+int  fs_ompi_coll_agree(void *contrib, int dt_count, struct ompi_datatype_t *dt,
+                        struct ompi_op_t *op, struct ompi_group_t **group, bool update,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int  fs_ompi_coll_iagree(void *contrib, int dt_count, struct ompi_datatype_t *dt,
+                         struct ompi_op_t *op, struct ompi_group_t **group, bool update,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module);
+#endif
+
+/* A wildcard receive on comm: MPI_ANY_SOURCE may have been acknowledged
+ * through libmpi 5's own calls (ulfm5.c). */
+static inline void fs_ompi_anysrc_sync(ompi_communicator_t *comm, int src)
+{
+#ifdef FS_OMPI_V5
+    if (OPAL_UNLIKELY(src == MPI_ANY_SOURCE) && comm->any_source_enabled) {
+        fs_ompi_ulfm5_anysrc_sync(comm);
+    }
+#else
+    (void)comm;
+    (void)src;
+#endif
+}
 void fs_ompi_abort(void *host_arg, fs_ep_t *from, int errcode);
 void fs_ompi_excluded(void *host_arg, fs_ep_t *by);
 void fs_ompi_inject(void *host_arg, int sig);

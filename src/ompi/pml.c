@@ -39,7 +39,7 @@ fs_ompi_t fs_ompi = {
         .pml_mrecv         = mca_pml_failstop_mrecv,
         .pml_dump          = fs_ompi_dump,
 #ifdef FS_OMPI_V5
-        .pml_revoke_comm   = NULL,      /* Open MPI 5 then uses its own */
+        .pml_revoke_comm   = fs_ompi_revoke_comm,   /* ulfm5.c */
 #else
         .pml_ft_event      = NULL,
 #endif
@@ -319,6 +319,9 @@ static int fs_ompi_enable(bool enable)
             FS_ERROR("cannot register MPI_ERR_RANK_FAIL_STOP with Open MPI");
             return OMPI_ERROR;
         }
+#ifdef FS_OMPI_V5
+        fs_ompi_ulfm5_enable();
+#endif
         fs_ompi.enabled = 1;
     }
     return OMPI_SUCCESS;
@@ -410,6 +413,11 @@ static int fs_ompi_add_comm(ompi_communicator_t *comm)
     if ((comm != &ompi_mpi_comm_world.comm) && (comm != &ompi_mpi_comm_self.comm)) {
         fs_ompi_inject_point(FS_OMPI_PHASE_COMM);
     }
+#ifdef FS_OMPI_V5
+    if (comm == &ompi_mpi_comm_world.comm) {
+        fs_ompi_ulfm5_world_added();
+    }
+#endif
     return OMPI_SUCCESS;
 }
 

@@ -21,6 +21,7 @@ static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
     if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
         return rc;
     }
+    fs_ompi_anysrc_sync(comm, src);
     fs_recv_prepare(&req->core.recv, fcomm, src, tag);
     fs_ompi_buf_prepare(req, buf, count, datatype, 0, &req->core.recv.buf);
     return OMPI_SUCCESS;
@@ -106,6 +107,7 @@ static int fs_ompi_recv_stack(void *buf, size_t count, ompi_datatype_t *datatype
 {
     fs_recv_t rreq;
 
+    fs_ompi_anysrc_sync(comm, src);
     fs_recv_prepare(&rreq, fs_ompi_comm(comm), src, tag);
     fs_buf_set_contig(&rreq.buf, (char *)buf + datatype->super.true_lb,
                       datatype->super.size * count);
@@ -258,6 +260,7 @@ static int fs_ompi_probe_once(int src, int tag, ompi_communicator_t *comm,
     if (remove && ((m = ompi_message_alloc()) == NULL)) {
         return MPI_ERR_NO_MEM;
     }
+    fs_ompi_anysrc_sync(comm, src);
     fs_ompi_lock();
     st = fs_probe(fs_ompi_comm(comm), src, tag, remove, matched, &info, &msg);
     fs_ompi_unlock();

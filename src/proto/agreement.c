@@ -194,14 +194,14 @@ fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,
     if (acked == NULL) {
         return FS_ERR_NO_MEMORY;
     }
-    for (r = 0; r < comm->nmembers; r++) {
+    for (r = 0; (r < comm->nmembers) && (in->acked == NULL); r++) {
         const fs_ep_t *ep = fs_comm_member_ep(comm, r);
 
         if (fs_ep_is_failed(ep) && (ep->fail_epoch <= comm->acked_epoch)) {
             fs_bm_set(acked, r);
         }
     }
-    mine.acked = acked;
+    mine.acked = (in->acked != NULL) ? in->acked : acked;
     op->comm   = comm;
     op->done   = 0;
     op->status = FS_INPROGRESS;

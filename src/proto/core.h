@@ -130,6 +130,9 @@ typedef struct fs_host_ops {
      * pending on a disabled MPI_ANY_SOURCE (pending 1), or no longer so
      * after MPI_ANY_SOURCE was re-enabled (0); it stays posted either way. */
     void (*recv_pending)(fs_recv_t *rreq, int pending);
+    /* Optional: comm (its host object, fs_comm_create's host) is revoked
+     * here, by this process or news of another's; once per communicator. */
+    void (*comm_revoked)(void *host_comm);
 } fs_host_ops_t;
 
 typedef struct fs_engine_config {
@@ -259,7 +262,7 @@ typedef struct fs_agreement {
 
 size_t      fs_comm_agree_words(const fs_comm_t *comm);
 /* Starts this member's next agreement on comm with contribution in (its
- * acked set is comm's acknowledged failures).  Collective over both groups
+ * acked set is in->acked, or comm's acknowledged failures if NULL).  Collective over both groups
  * of an intercommunicator, in the same order at every member.  op->done is
  * set when it is decided (maybe before this returns). */
 fs_status_t fs_comm_agree_start(fs_comm_t *comm, const fs_agree_input_t *in,

@@ -106,10 +106,20 @@ static void fs_revoke_fail_pending(fs_comm_t *comm)
     }
 }
 
+static void fs_revoke_mark(fs_comm_t *comm)
+{
+    const fs_host_ops_t *host = comm->engine->host;
+
+    comm->revoked = 1;
+    if ((host->comm_revoked != NULL) && (comm->host != NULL)) {
+        host->comm_revoked(comm->host);
+    }
+}
+
 void fs_revoke_local(fs_comm_t *comm)
 {
     if (!comm->revoked) {
-        comm->revoked = 1;
+        fs_revoke_mark(comm);
         fs_revoke_fail_pending(comm);
     }
 }
@@ -121,7 +131,7 @@ static void fs_revoke_now(fs_comm_t *comm)
     if (comm->revoked) {
         return;
     }
-    comm->revoked = 1;
+    fs_revoke_mark(comm);
     FS_DEBUG("cid %u revoked", comm->cid);
     fs_revoke_fail_pending(comm);
     if (comm->shadow != NULL) {

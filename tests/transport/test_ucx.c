@@ -199,6 +199,16 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
     ucs_log_dispatch("src/uct/sm/mm/sysv/mm_sysv.c", 57, "uct_sysv_mem_attach",
                      UCS_LOG_LEVEL_ERROR, &ucs_global_opts.log_component,
                      "shmat(shmid=%d) failed: %m", 426442771);
+    ucs_log_dispatch("src/uct/sm/mm/base/mm_ep.c", 171, "uct_mm_ep_t_init",
+                     UCS_LOG_LEVEL_ERROR, &ucs_global_opts.log_component,
+                     "mm ep failed to connect to remote FIFO id 0x%x: %s", 0x8004,
+                     "Shared memory error");
+    ucs_log_dispatch("src/uct/tcp/tcp_cm.c", 736, "uct_tcp_cm_conn_progress",
+                     UCS_LOG_LEVEL_ERROR, &ucs_global_opts.log_component,
+                     "tcp_ep %p: connection establishment for socket fd %d was "
+                     "unsuccessful", (void *)out, 33);
+    ucs_log_dispatch("src/uct/tcp/tcp_cm.c", 9, "f", UCS_LOG_LEVEL_ERROR,
+                     &ucs_global_opts.log_component, "other %s", "tcp trouble");
     ucs_log_dispatch("src/ucs/sys/sock.c", 2, "f", UCS_LOG_LEVEL_ERROR,
                      &ucs_global_opts.log_component, "unrelated %s", "trouble");
     ucs_log_dispatch("src/uct/sm/mm/sysv/mm_sysv.c", 3, "f", UCS_LOG_LEVEL_ERROR,
@@ -209,6 +219,9 @@ Test(ucx, socket_errors_about_a_peer_are_not_printed_others_are)
     cr_expect(strstr(out, "Connection refused") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "Connection reset") == NULL, "printed: %s", out);
     cr_expect(strstr(out, "shmat") == NULL, "printed: %s", out);
+    cr_expect(strstr(out, "remote FIFO") == NULL, "printed: %s", out);
+    cr_expect(strstr(out, "connection establishment") == NULL, "printed: %s", out);
+    cr_expect(strstr(out, "other tcp trouble") != NULL, "not printed: '%s'", out);
     cr_expect(strstr(out, "unrelated trouble") != NULL, "not printed: '%s'", out);
     cr_expect(strstr(out, "other shm trouble") != NULL, "not printed: '%s'", out);
 }
