@@ -7,10 +7,14 @@
 #   - bench/u5_lat (Open MPI 5's own ULFM calls: agree, shrink, revoke until
 #     all know, and MPI_Allreduce as the reference) at FS_O5_NPS ranks
 #     ("2 4 8 16"; more ranks than this host's 2 cores above 2) over
-#     failstop and over ob1 with ULFM.
+#     failstop and over ob1 with ULFM;
+#   - bench/u5_kill (SIGKILL of the last rank: to the first survivor's
+#     error and to the last's, survivors blocked in a receive from it),
+#     FS_O5_KILLS (5) times per cell per pass, same ranks and PMLs.
 # Every cell once per pass, the passes interleaved (FS_O5_REPEAT, 3): the
 # machine is shared, so the median of the passes is reported.  Writes
-# docs/perf/ompi5.md, ompi5_osu.tsv, ompi5_ulfm.tsv and ompi5.png
+# docs/perf/ompi5.md, ompi5_osu.tsv, ompi5_ulfm.tsv, ompi5_kill.tsv and
+# ompi5.png
 # (gnuplot, outside the chroot).
 #
 #   bash bench/ompi5.sh            (root; make test-ompi5 made the chroot)
@@ -38,14 +42,17 @@ if [ "${1:-}" = --inside ]; then
         shift 2
         case $pml in
         failstop) timeout 300 $B5/bin/failstop-run --oversubscribe --bind-to none -np "$np" "$@" ;;
+        # Open MPI 5's pml ucx takes itself out without an InfiniBand
+        # device unless told any will do
         ucx) timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ucx \
-                 -np "$np" "$@" ;;
+                 --mca pml_ucx_tls any --mca pml_ucx_devices any -np "$np" "$@" ;;
         ulfm-ob1) timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none \
                       --with-ft ulfm --mca pml ob1 -np "$np" "$@" ;;
         esac 2> /dev/null
     }
     printf 'pass\tbench\tpml\tsize\tvalue\n' > $B5/perf/ompi5_osu.tsv
     printf 'pass\top\tpml\tnp\tmedian_us\tmin_us\n' > $B5/perf/ompi5_ulfm.tsv
+    printf 'pass\tpml\tnp\tfirst_ms\tall_ms\n' > $B5/perf/ompi5_kill.tsv
     for ((p = 1; p <= REPEAT; p++)); do
         for b in osu_latency osu_bw; do
             for pml in failstop ucx ulfm-ob1; do
@@ -59,6 +66,15 @@ if [ "${1:-}" = --inside ]; then
                 run_as $pml "$np" $B5/bench/u5_lat 100 7 | awk -v p=$p -v m=$pml \
                     'NF == 4 { printf "%s\t%s\t%s\t%s\t%s\t%s\n", p, $1, m, $2, $3, $4 }' \
                     >> $B5/perf/ompi5_ulfm.tsv
+            done
+        done
+        for np in $NPS; do
+            for pml in failstop ulfm-ob1; do
+                for ((i = 0; i < ${FS_O5_KILLS:-5}; i++)); do
+                    run_as $pml "$np" $B5/bench/u5_kill /tmp | awk -v p=$p -v m=$pml \
+                        '$1 == "kill" { printf "%s\t%s\t%s\t%s\t%s\n", p, m, $2, $3, $4 }' \
+                        >> $B5/perf/ompi5_kill.tsv
+                done
             done
         done
         echo "ompi5.sh: pass $p of $REPEAT done" >&2
@@ -75,5 +91,5 @@ cp "$HERE/../shared/third_party/$OSU_TGZ" "$HERE/$B5/osu/" || die "no OSU tarbal
 bash "$HERE/tests/ompi5/chroot.sh" "$HERE/$B5/debian13" bash bench/ompi5.sh --inside || exit 1
 OUT=$HERE/docs/perf
 mkdir -p "$OUT"
-cp "$HERE/$B5/perf/ompi5_osu.tsv" "$HERE/$B5/perf/ompi5_ulfm.tsv" "$OUT/"
+cp "$HERE/$B5/perf/ompi5_osu.tsv" "$HERE/$B5/perf/ompi5_ulfm.tsv" "$HERE/$B5/perf/ompi5_kill.tsv" "$OUT/"
 bash "$HERE/bench/ompi5_report.sh" "$OUT"

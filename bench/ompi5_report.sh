@@ -16,6 +16,9 @@ for r in csv.DictReader(open("ompi5_osu.tsv"), delimiter="\t"):
 ulfm = defaultdict(list)
 for r in csv.DictReader(open("ompi5_ulfm.tsv"), delimiter="\t"):
     ulfm[(r["op"], r["pml"], int(r["np"]))].append(float(r["median_us"]))
+kill = defaultdict(list)
+for r in csv.DictReader(open("ompi5_kill.tsv"), delimiter="\t"):
+    kill[(r["pml"], int(r["np"]))].append((float(r["first_ms"]), float(r["all_ms"])))
 med = lambda v: st.median(v) if v else float("nan")
 passes = max([len(v) for v in osu.values()] + [len(v) for v in ulfm.values()] + [0])
 
@@ -45,6 +48,20 @@ for op in ("agree", "shrink", "revoke", "allreduce"):
     for n in sorted({k[2] for k in ulfm if k[0] == op}):
         f, o = med(ulfm[(op, "failstop", n)]), med(ulfm[(op, "ulfm-ob1", n)])
         out.append("| %s | %d | %.1f | %.1f | %.2f |" % (op, n, f, o, f / o))
+out.append("\n## Kill to error (bench/u5_kill), ms\n")
+out.append("SIGKILL of the last rank while every other one waits in a receive from "
+           "it: to the first survivor's error and to the last's (medians of every run, "
+           "min-max in brackets).\n")
+out.append("| np | failstop first | failstop all | ob1 + ULFM first | ob1 + ULFM all | runs |")
+out.append("|---:|---:|---:|---:|---:|---:|")
+for n in sorted({k[1] for k in kill}):
+    cells = []
+    for p in ("failstop", "ulfm-ob1"):
+        for j in (0, 1):
+            v = [x[j] for x in kill[(p, n)]]
+            cells.append("%.1f [%.1f-%.1f]" % (med(v), min(v), max(v)) if v else "-")
+    out.append("| %d | %s | %d/%d |" % (n, " | ".join(cells), len(kill[("failstop", n)]),
+                                        len(kill[("ulfm-ob1", n)])))
 open("ompi5.md", "w").write("\n".join(out) + "\n")
 
 with open("ompi5_plot.dat", "w") as d:

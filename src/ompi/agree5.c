@@ -254,25 +254,39 @@ static int fs_agree5_start(fs_agree5_t *a, int *contrib, int count, ompi_datatyp
     return rc;
 }
 
+/* A started agreement, or NULL with the MPI error in *rc_p. */
+static fs_agree5_t *fs_agree5_begin(void *contrib, int dt_count, struct ompi_datatype_t *dt,
+                                    struct ompi_op_t *op, struct ompi_group_t **group,
+                                    bool update, struct ompi_communicator_t *comm, int *rc_p)
+{
+    fs_agree5_t *a = fs_agree5_new(comm, rc_p);
+
+    if (a == NULL) {
+        return NULL;
+    }
+    *rc_p = fs_agree5_start(a, contrib, dt_count, dt, op, group, update);
+    if (*rc_p != MPI_SUCCESS) {
+        fs_agree5_destroy(a);
+        return NULL;
+    }
+    return a;
+}
+
 int fs_ompi_coll_agree(void *contrib, int dt_count, struct ompi_datatype_t *dt,
                        struct ompi_op_t *op, struct ompi_group_t **group, bool update,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    fs_agree5_t *a;
     int rc;
+    fs_agree5_t *a = fs_agree5_begin(contrib, dt_count, dt, op, group, update, comm, &rc);
 
     (void)module;
-    a = fs_agree5_new(comm, &rc);
     if (a == NULL) {
         return rc;
     }
-    rc = fs_agree5_start(a, contrib, dt_count, dt, op, group, update);
-    if (rc == MPI_SUCCESS) {
-        while (!__atomic_load_n(&a->op.done, __ATOMIC_ACQUIRE)) {
-            opal_progress();
-        }
-        rc = a->rc;
+    while (!__atomic_load_n(&a->op.done, __ATOMIC_ACQUIRE)) {
+        opal_progress();
     }
+    rc = a->rc;
     fs_agree5_destroy(a);
     return rc;
 }
@@ -282,17 +296,11 @@ int fs_ompi_coll_iagree(void *contrib, int dt_count, struct ompi_datatype_t *dt,
                         struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    fs_agree5_t *a;
     int rc;
+    fs_agree5_t *a = fs_agree5_begin(contrib, dt_count, dt, op, group, update, comm, &rc);
 
     (void)module;
-    a = fs_agree5_new(comm, &rc);
     if (a == NULL) {
-        return rc;
-    }
-    rc = fs_agree5_start(a, contrib, dt_count, dt, op, group, update);
-    if (rc != MPI_SUCCESS) {
-        fs_agree5_destroy(a);
         return rc;
     }
     *request = &a->super;

@@ -622,9 +622,14 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     }
     fs_ucx_config_default(config, "RNDV_SCHEME", "get_zcopy", rndv);
     /* UCX 1.16's protocol selection takes a forced scheme for "rendezvous
-     * from 0 bytes" unless the threshold is set too: 8 KiB, UCX 1.13's own
-     * choice here.  (Eager sends with fast completion then also go
-     * rendezvous from 8 KiB, not 256 KiB.) */
+     * from 0 bytes" unless the threshold is set too: 8 KiB.  Its cost,
+     * measured under Open MPI 5 (docs/perf/ompi5.md): osu_latency over
+     * shared memory from 8 to 128 KiB at 3-6x pml ucx's, where UCX 1.18's
+     * multi-fragment eager would be at about 1x (8 KiB: 1.0 us against
+     * 5.0-6.0).  Why not more: multi-fragment eager allocates per message
+     * over TCP (tf_nomalloc, also with UCX 1.17's "intra:64k,inter:8k",
+     * since processes of one host are all intra-node), and 128 or 256 KiB
+     * made t_sizes hang every run (open: DESIGN, "Open MPI 4.1 and 5"). */
     if (fs_ucx_version_at_least(1, 16)) {
         fs_ucx_config_default(config, "RNDV_THRESH", "8k", rthresh);
     }
