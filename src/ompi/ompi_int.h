@@ -179,19 +179,6 @@ int  fs_ompi_coll_iagree(void *contrib, int dt_count, struct ompi_datatype_t *dt
                          mca_coll_base_module_t *module);
 #endif
 
-/* A wildcard receive on comm: MPI_ANY_SOURCE may have been acknowledged
- * through libmpi 5's own calls (ulfm5.c). */
-static inline void fs_ompi_anysrc_sync(ompi_communicator_t *comm, int src)
-{
-#ifdef FS_OMPI_V5
-    if (OPAL_UNLIKELY(src == MPI_ANY_SOURCE) && comm->any_source_enabled) {
-        fs_ompi_ulfm5_anysrc_sync(comm);
-    }
-#else
-    (void)comm;
-    (void)src;
-#endif
-}
 void fs_ompi_abort(void *host_arg, fs_ep_t *from, int errcode);
 void fs_ompi_excluded(void *host_arg, fs_ep_t *by);
 void fs_ompi_inject(void *host_arg, int sig);
@@ -283,6 +270,22 @@ static inline int fs_ompi_peer_size(const ompi_communicator_t *comm)
 static inline fs_comm_t *fs_ompi_comm(ompi_communicator_t *comm)
 {
     return (fs_comm_t *)comm->c_pml_comm;
+}
+
+/* A wildcard receive on comm: MPI_ANY_SOURCE may have been acknowledged
+ * through libmpi 5's own calls (ulfm5.c).  Only a failure's aftermath takes
+ * the lock: the two flags differ. */
+static inline void fs_ompi_anysrc_sync(ompi_communicator_t *comm, int src)
+{
+#ifdef FS_OMPI_V5
+    if (OPAL_UNLIKELY(src == MPI_ANY_SOURCE) && comm->any_source_enabled &&
+        OPAL_UNLIKELY(!fs_comm_any_source_enabled(fs_ompi_comm(comm)))) {
+        fs_ompi_ulfm5_anysrc_sync(comm);
+    }
+#else
+    (void)comm;
+    (void)src;
+#endif
 }
 
 /* Open MPI 4.1's communicator creation (CID agreement, comm_cid.c) runs

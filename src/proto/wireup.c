@@ -90,34 +90,42 @@ int fs_wire_ep_error(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t **ro
     return 1;
 }
 
-/* Connects again where it is due; returns how many endpoints are not set up
- * yet (connect or flush in flight, or a connect due). */
-static int fs_wire_pending(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
+/* How many endpoints are not set up yet (connect or flush in flight, or a
+ * connect due); a peer found failed meanwhile is nothing to wait for.  A
+ * flush that ended with an error leaves its endpoint PENDING: the link's
+ * error is on its way. */
+static int fs_wire_pending(fs_ep_t *const *eps, size_t count)
 {
-    double now = fs_time_now();
     size_t i;
     int pending = 0;
 
     for (i = 0; i < count; ++i) {
-        fs_ep_t *ep = eps[i];
-
-        if ((ep == NULL) || !fs_ep_is_usable(ep)) {
-            continue;               /* failed meanwhile: nothing to wait for */
-        }
-        /* a flush that ended with an error leaves it PENDING: its link's
-         * error is on its way */
-        pending += (ep->wire == FS_WIRE_PENDING) || (ep->wire == FS_WIRE_RETRY);
-        /* the old link's flush ends first (its error completes it) */
-        if ((ep->wire == FS_WIRE_RETRY) && !ep->wire_op.busy &&
-            (now >= ep->wire_retry_at)) {
-            if (engine->tl_ops->ep_reconnect(engine->tl, ep->tl_ep) == FS_OK) {
-                fs_wire_start(engine, ep);
-            } else {
-                ep->wire_retry_at = now + fs_wire_backoff(ep->wire_tries++);
-            }
-        }
+        pending += (eps[i] != NULL) && fs_ep_is_usable(eps[i]) &&
+                   fs_ep_wire_unproven(eps[i]);
     }
     return pending;
+}
+
+/* Connects again where it is due (the old link's flush ends first: its
+ * error completes it). */
+static void fs_wire_retry_due(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
+{
+    double now = fs_time_now();
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        fs_ep_t *ep = eps[i];
+
+        if ((ep == NULL) || !fs_ep_is_usable(ep) || (ep->wire != FS_WIRE_RETRY) ||
+            ep->wire_op.busy || (now < ep->wire_retry_at)) {
+            continue;
+        }
+        if (engine->tl_ops->ep_reconnect(engine->tl, ep->tl_ep) == FS_OK) {
+            fs_wire_start(engine, ep);
+        } else {
+            ep->wire_retry_at = now + fs_wire_backoff(ep->wire_tries++);
+        }
+    }
 }
 
 /* The wait is over: an endpoint whose connects all failed waits for its
@@ -159,12 +167,13 @@ void fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
         }
         fs_wire_start(engine, ep);
     }
-    while (fs_wire_pending(engine, eps, count) && (fs_time_now() < deadline)) {
+    while (fs_wire_pending(eps, count) && (fs_time_now() < deadline)) {
         fs_engine_progress(engine);
+        fs_wire_retry_due(engine, eps, count);
     }
     engine->wiring = 0;
     fs_wire_give_up(engine, eps, count);
-    pending = fs_wire_pending(engine, eps, count);
+    pending = fs_wire_pending(eps, count);
     if (pending) {
         FS_WARN("connection setup with %d process(es) not finished within %.0f ms: "
                 "it finishes at first contact", pending, timeout * 1e3);
