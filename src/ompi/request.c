@@ -56,8 +56,14 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
     req->ompi.req_status._cancelled = 0;
     req->kind         = (uint8_t)kind;
     req->persistent   = (uint8_t)persistent;
+    /* no core operation yet: a persistent request's first MPI_Start reads
+     * these (fs_ompi_restart_blocked); a new pool item holds garbage */
+    fs_ompi_core(req)->op.busy = 0;
+    fs_ompi_core(req)->flags   = 0;
+    fs_ompi_core(req)->status  = FS_OK;
     req->free_called  = 0;
     req->core_pending = 0;
+    req->pending_told = 0;      /* fs_ompi_req_complete re-arms a told one */
     req->retained     = 0;
     req->bsend_buf    = NULL;
     req->datatype     = NULL;

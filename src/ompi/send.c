@@ -91,10 +91,12 @@ static void fs_ompi_send_setup(fs_ompi_req_t *req, const void *buf, size_t count
 /* Small nonblocking standard sends usually finish inside the call: try
  * that with the core request on the stack, and only take a pooled request
  * if it did not (as pml ucx does).  Sizes above the endpoint's learned
- * imm_max are not tried (ep.h).  Returns 1 if the message went out. */
-static int fs_ompi_send_now(const void *buf, size_t count, ompi_datatype_t *datatype,
-                            int dst, int tag, mca_pml_base_send_mode_t mode,
-                            ompi_communicator_t *comm)
+ * imm_max are not tried (ep.h).  FS_ERR_AGAIN: nothing was sent; else the
+ * send's outcome (a transport that kept it in flight is waited for). */
+static fs_status_t fs_ompi_send_now(const void *buf, size_t count,
+                                    ompi_datatype_t *datatype, int dst, int tag,
+                                    mca_pml_base_send_mode_t mode,
+                                    ompi_communicator_t *comm)
 {
     fs_send_t sreq;
     fs_status_t st;
@@ -102,15 +104,20 @@ static int fs_ompi_send_now(const void *buf, size_t count, ompi_datatype_t *data
     if ((mode == MCA_PML_BASE_SEND_SYNCHRONOUS) || (mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (mode == MCA_PML_BASE_SEND_COMPLETE) ||
         !opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count)) {
-        return 0;
+        return FS_ERR_AGAIN;
     }
     fs_send_prepare(&sreq, fs_ompi_comm(comm), dst, tag, FS_SEND_STANDARD);
     fs_buf_set_contig(&sreq.buf, (char *)buf + datatype->super.true_lb,
                       datatype->super.size * count);
+    sreq.super.host_flags = FS_OMPI_HOST_STACK;
     fs_ompi_lock();
     st = fs_send_try(&sreq);
     fs_ompi_unlock();
-    return st == FS_OK;
+    if (OPAL_UNLIKELY(st == FS_INPROGRESS)) {
+        fs_ompi_wait_core(&sreq.super);
+        st = sreq.super.status;
+    }
+    return st;
 }
 
 /* A contiguous blocking send that did not finish at once (rendezvous,
@@ -137,7 +144,8 @@ static int fs_ompi_send_stack(const void *buf, size_t count, ompi_datatype_t *da
     return fs_ompi_error(sreq.super.status);
 }
 
-/* Marks a user request complete with rc (buffered sends). */
+/* Marks a user request complete with rc (buffered sends, failed immediate
+ * sends): no core operation behind it. */
 static void fs_ompi_req_done(fs_ompi_req_t *req, int rc)
 {
     req->ompi.req_status.MPI_ERROR  = rc;
@@ -150,6 +158,7 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
                            ompi_communicator_t *comm, ompi_request_t **request)
 {
     fs_ompi_req_t *req;
+    fs_status_t st;
     int rc = fs_ompi_check_send(comm, dst, count);
 
     if (OPAL_UNLIKELY(rc != MPI_SUCCESS)) {
@@ -158,7 +167,8 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
     if (fs_ompi_coll_refused(tag, comm)) {
         return fs_ompi_coll_refusal(comm);
     }
-    if (OPAL_LIKELY(fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm))) {
+    st = fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm);
+    if (OPAL_LIKELY(st == FS_OK)) {
         *request = &fs_ompi.completed_req;
         return OMPI_SUCCESS;
     }
@@ -166,7 +176,9 @@ int mca_pml_failstop_isend(const void *buf, size_t count, ompi_datatype_t *datat
     if (OPAL_UNLIKELY(req == NULL)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (OPAL_UNLIKELY(mode == MCA_PML_BASE_SEND_BUFFERED)) {
+    if (OPAL_UNLIKELY(st != FS_ERR_AGAIN)) {
+        fs_ompi_req_done(req, fs_ompi_error(st));   /* sent, and failed */
+    } else if (OPAL_UNLIKELY(mode == MCA_PML_BASE_SEND_BUFFERED)) {
         fs_ompi_req_done(req, fs_ompi_bsend(buf, count, datatype, dst, tag, comm));
     } else {
         OBJ_RETAIN(comm);

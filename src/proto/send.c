@@ -142,6 +142,26 @@ static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
     return status;
 }
 
+/* A message handed to the transport, which did not complete it at once:
+ * in flight (tracked), waiting for its peer's fate (parked), or failed. */
+static fs_status_t fs_send_committed(fs_send_t *sreq, fs_status_t status)
+{
+    if (status == FS_INPROGRESS) {
+        fs_req_track(&sreq->super);
+        return FS_INPROGRESS;
+    }
+    if (fs_unlikely(fs_req_settle_error(&sreq->super, &status))) {
+        return FS_INPROGRESS;
+    }
+    sreq->super.status = status;
+    sreq->super.flags  = FS_REQ_F_DONE;
+    return status;
+}
+
+/* FS_ERR_AGAIN: nothing was sent.  Anything else was sent (the sequence
+ * number is spent): FS_OK, or, should a transport break FS_TL_SEND_IMM's
+ * promise, what fs_send_start would return, and then the caller keeps sreq
+ * until it is idle. */
 fs_status_t fs_send_try(fs_send_t *sreq)
 {
     fs_comm_t *comm      = sreq->comm;
@@ -156,11 +176,14 @@ fs_status_t fs_send_try(fs_send_t *sreq)
     }
     sreq->super.ep = peer->ep;
     status = fs_send_remote(comm->engine, sreq, peer, FS_TL_SEND_IMM);
-    if (status == FS_OK) {
+    if (fs_likely(status == FS_OK)) {
         return FS_OK;
     }
-    peer->ep->imm_refused = sreq->buf.len + 1;
-    return FS_ERR_AGAIN;
+    if (status == FS_ERR_AGAIN) {
+        peer->ep->imm_refused = sreq->buf.len + 1;
+        return FS_ERR_AGAIN;
+    }
+    return fs_send_committed(sreq, status);
 }
 
 /* The first send after a refused immediate one settles the refusal: if it
@@ -233,13 +256,7 @@ fs_status_t fs_send_start(fs_send_t *sreq)
             sreq->super.flags  = FS_REQ_F_DONE;
             return FS_OK;
         }
-        if (status == FS_INPROGRESS) {
-            fs_req_track(&sreq->super);
-            return FS_INPROGRESS;
-        }
-        if (fs_unlikely(fs_req_settle_error(&sreq->super, &status))) {
-            return FS_INPROGRESS;
-        }
+        return fs_send_committed(sreq, status);
     }
     if (status != FS_INPROGRESS) {
         sreq->super.status = status;

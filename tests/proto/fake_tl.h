@@ -73,6 +73,10 @@ struct fs_tl {
     fs_status_t       fail_next_fetch;       /* FS_OK, or how the next one ends */
     fs_status_t       fail_next_send;        /* FS_OK, or what the next am_send
                                                 returns at once, no upcall */
+    int               imm_in_flight;  /* break FS_TL_SEND_IMM's promise: the
+                                         next immediate send stays in flight
+                                         until received (UCX returning a
+                                         request despite FORCE_IMM_CMPL) */
     struct fs_tl     *self;           /* the address: a pointer to this */
     /* connection setup (fake_wired_tl_ops): flushes end at the next
      * progress; the first connects_to_fail of them fail as a connect does */
@@ -205,6 +209,10 @@ static fs_status_t fake_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
     m->rndv      = (flags & FS_TL_SEND_RNDV) ||
                    (buf->len > ((flags & FS_TL_SEND_FAST) ? FAKE_RNDV_THRESH_FAST :
                                                             FAKE_RNDV_THRESH));
+    if ((flags & FS_TL_SEND_IMM) && tl->imm_in_flight) {
+        tl->imm_in_flight = 0;
+        m->rndv           = 1;
+    }
     ++tl->sent;
     if (m->rndv) {
         m->data      = buf->ptr;   /* tests use contiguous send buffers */

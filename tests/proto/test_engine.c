@@ -522,6 +522,39 @@ Test(engine, immediate_send_that_cannot_finish_leaves_no_trace)
     cr_expect_eq(fs_engine_stats(eng[0])->dropped_malformed, 0);
 }
 
+/* A transport that keeps an immediate send in flight (it promised not to)
+ * has still sent it: fs_send_try reports it in flight, tracked like any
+ * send, instead of a refusal after which the caller would send the message
+ * a second time.  The receiver gets it once, in order, and its request
+ * completes when the transport lets it go. */
+Test(engine, immediate_send_kept_in_flight_is_not_sent_twice)
+{
+    uint8_t a = 1, b = 2, x = 0, y = 0, z = 0;
+    struct fs_tl *tl = eps[1][0]->tl_ep->self_tl;
+    treq_t t, r;
+
+    memset(&t, 0, sizeof(t));
+    fs_send_prepare(&t.u.s, comm[1], 0, 3, FS_SEND_STANDARD);
+    fs_buf_set_contig(&t.u.s.buf, &a, 1);
+    tl->imm_in_flight = 1;
+    cr_expect_eq(fs_send_try(&t.u.s), FS_INPROGRESS);
+    cr_expect_eq(tl->sent, 1, "sent once");
+    cr_expect_eq(tl->imm_refusals, 0, "not taken for a refusal");
+    cr_expect_eq(try_send(&b, 1), FS_OK, "the next one goes out as usual");
+    progress_all();
+    cr_expect_not(t.done, "in flight until received");
+    recv_msg(&r, 0, 1, 3, &x, 1);
+    progress_all();
+    cr_expect(r.done);
+    cr_expect_eq(x, 1);
+    cr_expect(t.done && fs_req_idle(&t.u.s.super), "its request completes");
+    cr_expect_eq(t.u.s.super.status, FS_OK);
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &y, 1), FS_OK);
+    cr_expect_eq(y, 2);
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &z, 1), FS_INPROGRESS, "no duplicate");
+    fs_recv_cancel(&r.u.r);
+}
+
 /* Issue 10, item 6: a peer of another failstop wire version (or anything
  * that is not a failstop address) is refused at wire-up, by name. */
 Test(engine, a_peer_of_another_wire_version_is_refused)
