@@ -32,7 +32,7 @@
 #                     FS_TEST_LAUNCHER is set)
 #   FS_TEST_NPS       rank counts (default: "2 3 4")
 #   FS_TEST_TIMEOUT   hard limit per run in seconds (default: 60)
-#   FS_TEST_PERTURB   glibc MALLOC_PERTURB_ byte for the ranks, 0 for none
+#   FS_TEST_PERTURB   glibc's M_PERTURB byte for the ranks (mpitest.h), 0 for none
 #                     (default 90 under failstop, 0 with FS_TEST_LAUNCHER)
 #   FS_ASAN=1         export ASAN_OPTIONS=detect_leaks=0 to the ranks
 #   FS_TSAN=1         ranks built with -fsanitize=thread (make tsan): export
@@ -111,9 +111,10 @@ fi
 # most (t_reqpool).  Only under failstop by default: ob1's Bsend_init
 # restart bug (t_persistent) then shows as garbage data.
 if [ -n "${FS_TEST_LAUNCHER:-}" ]; then DEF_PERTURB=0; else DEF_PERTURB=90; fi
+# (mpitest.h mt_perturb: not MALLOC_PERTURB_, which would reach the launcher)
 if [ "${FS_TEST_PERTURB:-$DEF_PERTURB}" != 0 ] && [ "${FS_ASAN:-0}" != 1 ]; then
-    export MALLOC_PERTURB_=${FS_TEST_PERTURB:-$DEF_PERTURB}
-    EXTRA+=(-x MALLOC_PERTURB_)
+    export MT_MALLOC_PERTURB=${FS_TEST_PERTURB:-$DEF_PERTURB}
+    EXTRA+=(-x MT_MALLOC_PERTURB)
 fi
 SHOW_LINES=80
 if [ "${FS_TSAN:-0}" = 1 ]; then
