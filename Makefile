@@ -103,7 +103,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: test-ompi5 ompi5-suite fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
@@ -249,6 +249,18 @@ OMPI5_ROOT := build-ompi5/debian13
 OMPI5_MAKE := $(MAKE) --no-print-directory BUILD=build-ompi5 OMPI_SRCDIR=/opt/ompi-src/current
 test-ompi5:
 	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-suite REPEAT=$(REPEAT)
+
+# the across-hosts tests (hosts-test: simulated hosts, PRRTE's ssh launcher
+# entering them) under Open MPI 5, in the same chroot
+hosts-test-ompi5:
+	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-hosts
+
+# inside the chroot only
+ompi5-hosts:
+	@[ "$(OMPI_MAJOR)" = 5 ] || { echo "ompi5-hosts runs inside the Open MPI 5 chroot: make hosts-test-ompi5" >&2; exit 2; }
+	@$(MAKE) --no-print-directory -j2 all
+	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	    FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-10} bash tests/hosts/run.sh $(BUILD)
 
 # inside the chroot only
 ompi5-suite:

@@ -21,13 +21,50 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/mca/pml/base/base.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "common/fs_log.h"
+
+#include <string.h>
 
 #define FS_COLL_PRIORITY 10000      /* above every module it stands in for */
+
+#ifdef FS_OMPI_V5
+/* Open MPI 5's coll/han (priority 35, above tuned) runs the part of a
+ * collective inside a host over coll/sm's shared memory, past the PML: a
+ * process there neither learns of a failure through it nor fails, and the
+ * first collective after a failure succeeded at survivors on other hosts
+ * (tf_fail_coll across hosts, make hosts-test-ompi5), against MPI-FT 17.7.
+ * Under failstop it is off, unless the user chose its priority. */
+static void fs_coll_han_off(void)
+{
+    const mca_base_var_t *var = NULL;
+    int idx  = mca_base_var_find("ompi", "coll", "han", "priority");
+    int zero = 0;
+
+    if ((idx < 0) || (mca_base_var_get(idx, &var) != OPAL_SUCCESS)) {
+        return;
+    }
+    if (var->mbv_source != MCA_BASE_VAR_SOURCE_DEFAULT) {
+        FS_WARN("coll_han_priority was set: Open MPI's han collectives run inside "
+                "a host past failstop, and a survivor may not fail a collective "
+                "after a failure (MPI-FT 17.7)");
+        return;
+    }
+    (void)mca_base_var_set_value(idx, &zero, sizeof(zero), MCA_BASE_VAR_SOURCE_SET, NULL);
+}
+#endif
 
 int mca_coll_failstop_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void)enable_progress_threads;
     (void)enable_mpi_threads;
+#ifdef FS_OMPI_V5
+    if (strcmp(mca_pml_base_selected_component.pmlm_version.mca_component_name,
+               "failstop") == 0) {
+        fs_coll_han_off();
+    }
+#endif
     return OMPI_SUCCESS;
 }
 

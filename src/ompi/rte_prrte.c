@@ -19,23 +19,63 @@ int fs_ompi_rte_publish(const char *key, const void *data, size_t len)
     return (rc == PMIX_SUCCESS) ? OPAL_SUCCESS : OPAL_ERROR;
 }
 
-/* As in rte_orte.c: after MPI_Init's full exchange the data of a process
- * of this job is at this host's PMIx server already or was never published,
- * and PMIx would wait for ever for it; so only that server is asked
- * (PMIX_IMMEDIATE.  PMIX_OPTIONAL, 4.1's way, looks in the client's own
- * store only, which under PRRTE does not hold the exchanged data). */
+/* One PMIx_Get of a byte-object key, with the given directives. */
+static pmix_status_t fs_prrte_get(const opal_process_name_t *name, const char *key,
+                                  pmix_info_t *info, size_t ninfo, uint8_t **bytes_p,
+                                  size_t *size_p)
+{
+    pmix_proc_t proc;
+    pmix_value_t *kv = NULL;
+    pmix_status_t rc;
+
+    OPAL_PMIX_CONVERT_NAME(&proc, name);
+    rc = PMIx_Get(&proc, key, info, ninfo, &kv);
+    if (kv == NULL) {
+        return (rc == PMIX_SUCCESS) ? PMIX_ERR_NOT_FOUND : rc;
+    }
+    if ((rc == PMIX_SUCCESS) && (kv->type == PMIX_BYTE_OBJECT)) {
+        *bytes_p          = (uint8_t *)kv->data.bo.bytes;
+        *size_p           = kv->data.bo.size;
+        kv->data.bo.bytes = NULL;       /* now the caller's */
+    } else if (rc == PMIX_SUCCESS) {
+        rc = PMIX_ERR_TYPE_MISMATCH;
+    }
+    PMIX_VALUE_RELEASE(kv);
+    return rc;
+}
+
+/* As in rte_orte.c, PMIx must not wait for ever for data a process of this
+ * job never published (it ended in MPI_Init before the exchange).  After
+ * MPI_Init's full exchange this host's PMIx server holds what was
+ * published, but its client only answers PMIX_IMMEDIATE from what it has
+ * itself, which is this host's processes' data, not other hosts' (found
+ * across simulated hosts: every process of another host was "not found").
+ * So: immediately first, then asking the server and through it the other
+ * host, within FS_PRRTE_GET_WAIT_S.  (PMIX_OPTIONAL, 4.1's way, looks in
+ * the client's own store only.) */
+#define FS_PRRTE_GET_WAIT_S 5
+
 int fs_ompi_modex_recv(const opal_process_name_t *name, const char *key, void **data,
                        size_t *len)
 {
     uint8_t *bytes = NULL;
     size_t size    = 0;
-    int rc;
+    pmix_info_t info;
+    int wait_s = FS_PRRTE_GET_WAIT_S;
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
 
     if (opal_pmix_collect_all_data && !opal_pmix_base_async_modex &&
         (name->jobid == OMPI_PROC_MY_NAME->jobid)) {
-        OPAL_MODEX_RECV_STRING_IMMEDIATE(rc, key, name, &bytes, &size);
+        PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, NULL, PMIX_BOOL);
+        rc = fs_prrte_get(name, key, &info, 1, &bytes, &size);
+        PMIX_INFO_DESTRUCT(&info);
+        if (rc != PMIX_SUCCESS) {
+            PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &wait_s, PMIX_INT);
+            rc = fs_prrte_get(name, key, &info, 1, &bytes, &size);
+            PMIX_INFO_DESTRUCT(&info);
+        }
     } else {
-        OPAL_MODEX_RECV_STRING(rc, key, name, &bytes, &size);
+        rc = fs_prrte_get(name, key, NULL, 0, &bytes, &size);
     }
     if ((rc != PMIX_SUCCESS) || (bytes == NULL)) {
         free(bytes);

@@ -6,7 +6,10 @@
 #                  sleeping process, joined by a veth pair to a bridge in a
 #                  switch namespace (10.77.0.I/24, MTU 1500); writes
 #                  $HOSTS_DIR/hostfile and $HOSTS_DIR/agent (Open MPI's
-#                  plm_rsh_agent: enters the named host and runs the command)
+#                  plm_rsh_agent: enters the named host and runs the command;
+#                  --root: in the root of its holder, so that inside a
+#                  chroot (make test-ompi5) the hosts run the chroot's files)
+#   hosts_launch_env   exports the launcher settings naming them (ORTE, PRRTE)
 #   hosts_run I CMD...   runs CMD inside host hI
 #   hosts_link I up|down   brings hI's link up or down (from the switch side)
 #   hosts_down     removes everything (also on any exit of the caller:
@@ -81,7 +84,7 @@ hosts_up() {
 while [ "\${1#-}" != "\$1" ]; do shift; done
 host=\$1; shift
 pid=\$(cat "$HOSTS_DIR/\$host.pid") || { echo "agent: no host \$host" >&2; exit 255; }
-exec nsenter -t "\$pid" --net --uts --ipc --mount -- /bin/sh -c "\$*"
+exec nsenter -t "\$pid" --net --uts --ipc --mount --root --wd -- /bin/sh -c "\$*"
 AGENT
     chmod +x "$HOSTS_DIR/agent"
 }
@@ -90,7 +93,18 @@ hosts_run() {
     local i=$1 pid
     shift
     pid=$(cat "$HOSTS_DIR/h$i.pid")
-    nsenter -t "$pid" --net --uts --ipc --mount -- "$@"
+    nsenter -t "$pid" --net --uts --ipc --mount --root --wd -- "$@"
+}
+
+# The launcher's settings, for Open MPI 4.1 (ORTE) and 5 (PRRTE) alike:
+# the hostfile, the agent, and no tree spawn (every daemon is started from
+# h1, so a host's loss takes no other host's daemon with it).
+hosts_launch_env() {
+    export OMPI_MCA_orte_default_hostfile="$HOSTS_DIR/hostfile"
+    export OMPI_MCA_plm_rsh_agent="$HOSTS_DIR/agent"
+    export PRTE_MCA_prte_default_hostfile="$HOSTS_DIR/hostfile"
+    export PRTE_MCA_plm_ssh_agent="$HOSTS_DIR/agent"
+    export PRTE_MCA_plm_ssh_no_tree_spawn=1
 }
 
 hosts_link() {

@@ -28,8 +28,7 @@ hosts_up 3 || die "cannot create the simulated hosts (root and iproute2 needed)"
 
 # the hosts reach mpirun through the environment, so that run.sh can still
 # put failstop-run's own options first
-export OMPI_MCA_orte_default_hostfile="$HOSTS_DIR/hostfile"
-export OMPI_MCA_plm_rsh_agent="$HOSTS_DIR/agent"
+hosts_launch_env
 LAUNCH="nsenter -t $(cat "$HOSTS_DIR/h1.pid") --net --uts --ipc -- \
 $BUILD/bin/failstop-run --strict"
 fail=0

@@ -25,12 +25,15 @@ shift
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 PKGS="libopenmpi-dev openmpi-bin libucx-dev ucx-utils libfabric-dev libpmix-dev
-pkgconf gcc g++ file make libcriterion-dev python3 procps psmisc iproute2 gdb bc dpkg-dev"
+pkgconf gcc g++ file make libcriterion-dev python3 procps psmisc iproute2 nftables gdb bc dpkg-dev"
 stamp="$root/.failstop-ready"
 
 # The namespace part: bind, chroot, run.  Everything mounted here goes with
 # the namespace when the command ends.
 if [ "${FS_OMPI5_IN_NS:-0}" = 1 ]; then
+    # the chroot's / a mount point of its own: ip netns (tests/hosts) makes
+    # it a slave mount, which a plain directory cannot be
+    mount --bind "$root" "$root"
     for d in proc sys dev; do
         mkdir -p "$root/$d"
         mount --rbind "/$d" "$root/$d"
