@@ -244,9 +244,10 @@ conformance: all
 # and UCX 1.18 in a chroot made on first use under build-ompi5/ (about a
 # minute; tests/ompi5/chroot.sh), then the unit tests and the MPI suite over
 # UCX shared memory and TCP there, each test at its first rank count, fault
-# tests REPEAT times in a row.  Needs root.
+# tests REPEAT times in a row (20 unless given; .ci/run: 2).  Needs root.
 OMPI5_ROOT := build-ompi5/debian13
 OMPI5_MAKE := $(MAKE) --no-print-directory BUILD=build-ompi5 OMPI_SRCDIR=/opt/ompi-src/current
+test-ompi5: REPEAT = 20
 test-ompi5:
 	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-suite REPEAT=$(REPEAT)
 
