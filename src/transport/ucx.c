@@ -626,10 +626,11 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
      * measured under Open MPI 5 (docs/perf/ompi5.md): osu_latency over
      * shared memory from 8 to 128 KiB at 3-6x pml ucx's, where UCX 1.18's
      * multi-fragment eager would be at about 1x (8 KiB: 1.0 us against
-     * 5.0-6.0).  Why not more: multi-fragment eager allocates per message
-     * over TCP (tf_nomalloc, also with UCX 1.17's "intra:64k,inter:8k",
-     * since processes of one host are all intra-node), and 128 or 256 KiB
-     * made t_sizes hang every run (open: DESIGN, "Open MPI 4.1 and 5"). */
+     * 5.0-6.0).  Why not more: UCX reassembles a multi-fragment eager
+     * active message in a buffer it mallocs per message (ucp_am.c,
+     * am_long_first_handler), against tf_nomalloc; UCX 1.17's
+     * "intra:64k,inter:8k" does not help, processes of one host being all
+     * intra-node, over TCP too (DESIGN, "Open MPI 4.1 and 5"). */
     if (fs_ucx_version_at_least(1, 16)) {
         fs_ucx_config_default(config, "RNDV_THRESH", "8k", rthresh);
     }
