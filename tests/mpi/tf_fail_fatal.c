@@ -45,6 +45,7 @@ int main(int argc, char **argv)
     int i, x = 0, rc;
 
     /* no mt_init: it would set MPI_ERRORS_RETURN */
+    mt_perturb();
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
         return 1;
     s->name = "tf_fail_fatal";

@@ -307,6 +307,7 @@ int main(int argc, char **argv)
     struct mt_state *s = mt_st();
 
     /* not mt_init: the workers keep MPI_ERRORS_ARE_FATAL */
+    mt_perturb();
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "MPITEST FAIL tf_fail_master: MPI_Init failed\n");
         return 1;
