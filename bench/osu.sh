@@ -66,7 +66,7 @@ make_cmd() {
     ucx)      [[ $tr == ofi-* ]] && return 1
               CMD=(mpirun --allow-run-as-root --mca pml ucx --mca pml_ucx_tls any
                    --mca pml_ucx_devices any "${place[@]}")
-              [ "$tr" = tcp ] && CMD+=(-x "UCX_TLS=tcp,self") ;;
+              if [ "$tr" = tcp ]; then CMD+=(-x "UCX_TLS=tcp,self"); fi ;;
     cm)       [[ $tr == ofi-* && $tr != ofi-shm ]] || return 1
               CMD=(mpirun --allow-run-as-root --mca pml cm --mca mtl ofi
                    --mca mtl_ofi_provider_include "$(fs_ofi_provider "$tr")" "${place[@]}") ;;

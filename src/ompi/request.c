@@ -44,6 +44,7 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
                                int persistent)
 {
     fs_ompi_req_t *req = (fs_ompi_req_t *)opal_free_list_get(&fs_ompi.requests);
+    fs_req_t *core;
 
     if (OPAL_UNLIKELY(req == NULL)) {
         return NULL;
@@ -58,9 +59,10 @@ fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *com
     req->persistent   = (uint8_t)persistent;
     /* no core operation yet: a persistent request's first MPI_Start reads
      * these (fs_ompi_restart_blocked); a new pool item holds garbage */
-    fs_ompi_core(req)->op.busy = 0;
-    fs_ompi_core(req)->flags   = 0;
-    fs_ompi_core(req)->status  = FS_OK;
+    core          = fs_ompi_core(req);
+    core->op.busy = 0;
+    core->flags   = 0;
+    core->status  = FS_OK;
     req->free_called  = 0;
     req->core_pending = 0;
     req->pending_told = 0;      /* fs_ompi_req_complete re-arms a told one */

@@ -15,28 +15,34 @@ die() { echo "test_run_args.sh: $*" >&2; exit 2; }
 RUN="$1/bin/failstop-run"
 [ -x "$RUN" ] || die "launcher $RUN not found (build first)"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fs-runargs.XXXXXX") || die "mktemp"
-trap 'rm -rf "$WORK"' EXIT
+sid=""
+# whatever a run left in its session (its ranks, if the limit ended it)
+reap() { [ -n "$sid" ] && pkill -KILL -s "$sid" 2>/dev/null; sid=""; }
+trap 'reap; rm -rf "$WORK"' EXIT
 fail=0
 check() {   # check NAME CONDITION-STATUS WHY
     if [ "$2" -eq 0 ]; then echo "PASS run-args $1"; else echo "FAIL run-args $1: $3"; fail=1; fi
 }
 
-out=$("$RUN" --help 2>&1); rc=$?
+out=$(timeout 10 "$RUN" --help 2>&1); rc=$?
 missing=""
 for opt in --kill --strict --fence-stopped --status-dir --verbose --help; do
     [[ $out == *"$opt"* ]] || missing="$missing $opt"
 done
 [ "$rc" -eq 0 ] && [ -z "$missing" ]
 check help $? "status $rc, options not in the usage:$missing"
-"$RUN" > "$WORK/none.out" 2>&1; rc=$?
+timeout 10 "$RUN" > "$WORK/none.out" 2>&1; rc=$?
 [ "$rc" -eq 2 ] && grep -q "no program given" "$WORK/none.out"
 check no-program $? "status $rc: $(head -c 200 "$WORK/none.out")"
 
 # rank 1 sleeps (until killed), every other rank exits 0
 PROG=(bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec sleep 20; fi; exit 0' args-prog)
 setsid -w timeout -k 5 30 "$RUN" --oversubscribe --bind-to none --kill 1@0.3 --strict \
-    --status-dir "$WORK/st" -np 3 "${PROG[@]}" > "$WORK/mixed.out" 2>&1
+    --status-dir "$WORK/st" -np 3 "${PROG[@]}" > "$WORK/mixed.out" 2>&1 &
+sid=$!
+wait "$sid"
 rc=$?
+reap
 rec=$(head -n 1 "$WORK/st/rank.1" 2>/dev/null)
 [ "$rc" -eq 0 ] && [[ $rec == "signal 9"* ]]
 check mixed $? "status $rc, rank 1 '$rec': $(head -c 300 "$WORK/mixed.out")"
