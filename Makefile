@@ -22,6 +22,9 @@
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
 #   make test-ompi5      build and test against Open MPI 5 in a Debian 13 chroot
 #   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
+#   make validate        failstop-validate's full report on this machine -> build/validate
+#                        (every fabric found, 3 runs per scenario, soak, OSU; ~15 min)
+#   make validate-hosts  the same across 3 simulated hosts -> build/validate-hosts
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
 
@@ -85,6 +88,10 @@ COMP_SO  := $(BUILD)/lib/openmpi/mca_pml_failstop.so
 COLL_SO  := $(BUILD)/lib/openmpi/mca_coll_failstop.so
 RUNNER   := $(BUILD)/bin/failstop-run
 RANKWRAP := $(BUILD)/libexec/failstop/failstop-rank
+REPORTER := $(BUILD)/libexec/failstop/failstop-report
+PROBE    := $(BUILD)/libexec/failstop/failstop-probe
+TOPO     := $(BUILD)/libexec/failstop/failstop-topo
+VALIDATE := $(BUILD)/bin/failstop-validate $(BUILD)/libexec/failstop/failstop-validate-report
 PC_FILE  := $(BUILD)/lib/pkgconfig/failstop.pc
 
 UNIT_SRC  := $(wildcard tests/*/test_*.c)
@@ -103,10 +110,10 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: validate validate-test validate-hosts test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
-all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(PC_FILE) $(UNIT_BIN) \
+all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(REPORTER) $(PROBE) $(TOPO) $(VALIDATE) $(PC_FILE) $(UNIT_BIN) \
      $(MPI_TBIN) $(U5_BIN) $(BENCH_BIN) $(DEMO_BIN) $(HOST_TOOLS)
 
 # Installs build and test dependencies with apt when run as root and something
@@ -147,6 +154,10 @@ $(RUNNER): src/tools/failstop-run
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
+$(REPORTER): src/tools/failstop-report
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
 $(RANKWRAP): src/tools/failstop-rank.c
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -179,6 +190,22 @@ $(BUILD)/tests/ompi5/%: tests/ompi5/%.c tests/mpi/mpitest.h
 $(BUILD)/bench/%: bench/%.c bench/fs_bench_sym.h
 	@mkdir -p $(@D)
 	$(MPICC) $(PROG_CFLAGS) -o $@ $<
+
+$(TOPO): src/tools/failstop-topo.c
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) -o $@ $< -lhwloc
+
+$(BUILD)/bin/failstop-validate: src/tools/failstop-validate
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+$(BUILD)/libexec/failstop/failstop-validate-report: src/tools/failstop-validate-report
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+$(PROBE): src/tools/failstop-probe.c src/common/fs_record.h include/failstop.h $(SO_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(PROG_CFLAGS) -pthread -o $@ $< -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
 
 $(DEMO_BIN): src/tools/failstop-demo.c include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
@@ -279,6 +306,7 @@ test: deps
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory tools-test
+	@$(MAKE) --no-print-directory validate-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20 TCP_REPEAT=5 TCP_FIRST_NP=1 OFI_LIFE_REPEAT=5
 	@$(MAKE) --no-print-directory hosts-test FS_HOSTS_REPEAT=6
 	@$(MAKE) --no-print-directory tsan
@@ -372,6 +400,17 @@ ft-ulfm: all
 bench-osu: all
 	@bash bench/osu.sh $(BUILD)
 
+# failstop-validate: a short run and its report checked against the runs
+# (make test, ~25 s); the full report; across 3 simulated hosts
+validate-test: all
+	@bash tests/tools/test_validate.sh $(BUILD) ucx:shm
+validate: all
+	@BUILD=$(BUILD) HERE=$(CURDIR) bash -c '. bench/osu_build.sh && osu_build' && \
+	    $(BUILD)/bin/failstop-validate --reps 3 --soak 1 --osu $(abspath $(BUILD))/osu/osu-micro-benchmarks-7.4/c/mpi \
+	    --out $(BUILD)/validate
+validate-hosts: all
+	@bash tests/hosts/validate.sh $(BUILD) $(abspath $(BUILD))/validate-hosts --reps 3 --soak 1
+
 # failstop's OFI transport against Open MPI's own OFI path (pml cm + mtl
 # ofi, same provider) and ob1 -> docs/perf/osu_ofi.md
 bench-hbtime-ofi: all
@@ -395,6 +434,10 @@ install: all
 	    $(PREFIX)/lib/pkgconfig $(PREFIX)/libexec/failstop
 	install -m 0755 $(RUNNER) $(PREFIX)/bin/failstop-run
 	install -m 0755 $(RANKWRAP) $(PREFIX)/libexec/failstop/failstop-rank
+	install -m 0755 $(REPORTER) $(PREFIX)/libexec/failstop/failstop-report
+	install -m 0755 $(PROBE) $(TOPO) $(BUILD)/libexec/failstop/failstop-validate-report \
+	    $(PREFIX)/libexec/failstop/
+	install -m 0755 $(BUILD)/bin/failstop-validate $(PREFIX)/bin/failstop-validate
 	install -m 0644 include/failstop.h $(PREFIX)/include/failstop.h
 	install -m 0755 $(SO_LIB) $(PREFIX)/lib/libfailstop.so
 	install -m 0755 $(COMP_SO) $(PREFIX)/lib/openmpi/mca_pml_failstop.so

@@ -72,7 +72,8 @@ static void fs_ompi_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
                 rank);
     }
     if (rank < fs_ompi.world_size) {
-        atomic_store_explicit(&fs_ompi.hb_failed[rank], 1, memory_order_relaxed);
+        atomic_store_explicit(&fs_ompi.hb_failed[rank], (unsigned char)(1 + cause),
+                              memory_order_relaxed);
         atomic_fetch_add_explicit(&fs_ompi.hb_epoch, 1, memory_order_release);
     }
 }
@@ -160,12 +161,16 @@ int fs_ompi_hb_arm(void)
 void fs_ompi_hb_apply(void)
 {
     uint32_t r;
+    unsigned char why;
 
     fs_ompi.hb_seen = atomic_load_explicit(&fs_ompi.hb_epoch, memory_order_acquire);
     for (r = 0; r < fs_ompi.world_size; ++r) {
-        if (atomic_exchange_explicit(&fs_ompi.hb_failed[r], 0, memory_order_relaxed) &&
-            (fs_ompi.world_eps[r] != NULL)) {
+        why = atomic_exchange_explicit(&fs_ompi.hb_failed[r], 0, memory_order_relaxed);
+        if ((why != 0) && (fs_ompi.world_eps[r] != NULL)) {
+            /* fs_ompi_peer_failed, called from inside, records the cause */
+            fs_ompi.hb_cause = why;
             fs_engine_peer_suspected(fs_ompi.engine, fs_ompi.world_eps[r]);
+            fs_ompi.hb_cause = 0;
         }
     }
 }

@@ -96,7 +96,7 @@ int fs_ompi_errors_register(void)
     return OMPI_SUCCESS;
 }
 
-int fs_ompi_error_slow(fs_status_t status)
+static int fs_ompi_error_code(fs_status_t status)
 {
     switch (status) {
     case FS_OK:
@@ -119,4 +119,14 @@ int fs_ompi_error_slow(fs_status_t status)
     case FS_ERR_PROTO:
     default:                  return MPI_ERR_INTERN;
     }
+}
+
+int fs_ompi_error_slow(fs_status_t status)
+{
+    int code = fs_ompi_error_code(status);
+
+    if (code != MPI_SUCCESS) {
+        fs_ompi_record_error(status, code);
+    }
+    return code;
 }

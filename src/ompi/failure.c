@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fs_ompi_runtime_watched;   /* between PML init and finalize (atomic:
@@ -22,13 +23,70 @@ static unsigned fs_ompi_rank_of(const fs_ep_t *ep)
     return ((const ompi_proc_t *)ep->host)->super.proc_name.vpid;
 }
 
-void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported)
+static double fs_ompi_wall_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);   /* failstop-rank's clock */
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Under failstop-run: when and how this process learned that ep's process
+ * failed, the record learned-<failed>.<this> ("TIME HOW WHAT"), for
+ * failstop-run --report and failstop-validate.  HOW is who found it:
+ * "transport" (WHAT: the status of the classification table's row),
+ * "operation" (an operation's completion reported the death: no status
+ * kept), "detector" (WHAT: heartbeat, exit, message: the heartbeat
+ * detector's own timeout, the process's exit seen on this host, another
+ * detector's word), "notice" (WHAT: the rank whose failure notice told us),
+ * "agreement" (a validation over the communicator decided it). */
+static void fs_ompi_record_learned(const fs_ep_t *ep, const fs_ep_t *reporter)
+{
+    static const char *const det_what[] = {"heartbeat", "message", "report", "exit"};
+    unsigned why = fs_ompi.hb_cause;
+    char kind[32], text[192];
+
+    if (reporter != NULL) {
+        snprintf(text, sizeof(text), "%.6f notice %u\n", fs_ompi_wall_now(),
+                 fs_ompi_rank_of(reporter));
+    } else if (why != 0) {
+        snprintf(text, sizeof(text), "%.6f detector %s\n", fs_ompi_wall_now(),
+                 (why - 1u < 4u) ? det_what[why - 1u] : "?");
+    } else if (ep->fault != NULL) {
+        snprintf(text, sizeof(text), "%.6f transport %s\n", fs_ompi_wall_now(),
+                 ep->fault->name);
+    } else {
+        snprintf(text, sizeof(text), "%.6f %s -\n", fs_ompi_wall_now(),
+                 ep->recognized ? "agreement" : "operation");
+    }
+    snprintf(kind, sizeof(kind), "learned-%u", fs_ompi_rank_of(ep));
+    fs_record(kind, (int)OMPI_PROC_MY_NAME->vpid, text);
+}
+
+/* Under failstop-run: the first error failstop gave this process's program
+ * (errored.<this>: "TIME STATUS MPI-CODE"), for failstop-run --report. */
+void fs_ompi_record_error(fs_status_t status, int code)
+{
+    static int recorded;
+    char text[128];
+
+    if (recorded || (getenv("FAILSTOP_STATUS_DIR") == NULL)) {
+        return;
+    }
+    recorded = 1;
+    snprintf(text, sizeof(text), "%.6f %s %d\n", fs_ompi_wall_now(),
+             fs_status_string(status), code);
+    fs_record("errored", (int)OMPI_PROC_MY_NAME->vpid, text);
+}
+
+void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, fs_ep_t *reporter)
 {
     (void)host_arg;
     /* names the failed rank: with MPI_ERRORS_ARE_FATAL the job then aborts
      * with Open MPI's message for the error class */
     FS_WARN("process %u (rank in MPI_COMM_WORLD) failed%s", fs_ompi_rank_of(ep),
-            reported ? " (reported by another process)" : "");
+            (reporter != NULL) ? " (reported by another process)" : "");
+    fs_ompi_record_learned(ep, reporter);
     /* failstop-run's exit status excuses the processes failstop declared
      * failed (its README states the rule) */
     fs_ompi_status_mark("declared", fs_ompi_rank_of(ep), (int)OMPI_PROC_MY_NAME->vpid);

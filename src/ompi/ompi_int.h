@@ -92,9 +92,12 @@ typedef struct fs_ompi {
     struct fs_hb                  *hb;
     fs_ep_t                      **world_eps;      /* by MPI_COMM_WORLD rank */
     uint32_t                       world_size;
-    _Atomic unsigned char         *hb_failed;      /* set by the detector thread */
+    _Atomic unsigned char         *hb_failed;      /* set by the detector thread:
+                                                       1 + its fs_det_cause_t */
     _Atomic unsigned               hb_epoch;
     unsigned                       hb_seen;
+    unsigned char                  hb_cause;       /* 1 + the cause of the
+                                                       verdict being applied */
     int                            hb_armed;
 } fs_ompi_t;
 
@@ -159,7 +162,8 @@ static inline int fs_ompi_error(fs_status_t status)
 /* Under failstop-run ($FAILSTOP_STATUS_DIR): writes the file WHAT.RANK
  * holding code, a record the launcher's exit status is computed from. */
 void fs_ompi_status_mark(const char *what, unsigned rank, int code);
-void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, int reported);
+void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, fs_ep_t *reporter);
+void fs_ompi_record_error(fs_status_t status, int code);
 
 #ifdef FS_OMPI_V5
 /* Open MPI 5's own ULFM calls over failstop (ulfm5.c, agree5.c) */

@@ -113,8 +113,9 @@ typedef struct fs_host_ops {
     void (*recv_complete)(fs_recv_t *rreq);
     void (*req_idle)(fs_req_t *req);
     /* A peer was marked failed (after every operation on it completed);
-     * reported is 1 when another process told us, 0 when our transport did. */
-    void (*peer_failed)(void *host_arg, fs_ep_t *ep, int reported);
+     * reporter is the process that told us, NULL when we found it ourselves
+     * (ep->fault: the transport's status, if one named the death). */
+    void (*peer_failed)(void *host_arg, fs_ep_t *ep, fs_ep_t *reporter);
     /* Another process called MPI_Abort on a communicator with us in it. */
     void (*abort)(void *host_arg, fs_ep_t *from, int errcode);
     /* Another process declared this one failed: it must end (17.3). */

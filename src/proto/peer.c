@@ -568,7 +568,7 @@ static void fs_peer_fail_now(fs_engine_t *engine, fs_ep_t *ep,
     fs_agreement_view_changed(engine);
     if (status == FS_ERR_PEER_FAILED) {
         fs_ctrl_notify_failure(engine, ep, reporter);
-        engine->host->peer_failed(engine->host_arg, ep, reporter != NULL);
+        engine->host->peer_failed(engine->host_arg, ep, reporter);
     }
 }
 

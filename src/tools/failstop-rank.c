@@ -188,6 +188,17 @@ static void fs_rank_record_start(int rank)
     fs_record("started", rank, text);
 }
 
+/* When the first planned signal was sent (failstop-run --report): the record
+ * fault.<N>, "signal <number> <time>", which a program that kills itself on
+ * purpose writes the same way (failstop-validate's probe). */
+static void fs_rank_record_fault(int rank, int sig)
+{
+    char text[64];
+
+    snprintf(text, sizeof(text), "signal %d %.6f\n", sig, fs_rank_now());
+    fs_record("fault", rank, text);
+}
+
 /* For tests: when the waiter saw the rank stop. */
 static void fs_rank_record_stop(int rank, int sig)
 {
@@ -238,6 +249,9 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
 
         now = fs_rank_mono();
         while ((next < nplan) && (now >= start + plan[next].at)) {
+            if (!out->killed) {
+                fs_rank_record_fault(rank, plan[next].sig);
+            }
             kill(child, plan[next].sig);
             out->killed = 1;
             next++;

@@ -31,9 +31,9 @@ static int peer_failed_calls, abort_calls, abort_code, excluded_calls;
 static void on_send(fs_send_t *s) { ((treq_t *)s)->done = 1; }
 static void on_recv(fs_recv_t *r) { ((treq_t *)r)->done = 1; }
 static void on_idle(fs_req_t *q)  { ((treq_t *)q)->idle = 1; }
-static void on_peer_failed(void *arg, fs_ep_t *ep, int reported)
+static void on_peer_failed(void *arg, fs_ep_t *ep, fs_ep_t *reporter)
 {
-    (void)arg; (void)ep; (void)reported;
+    (void)arg; (void)ep; (void)reporter;
     ++peer_failed_calls;
 }
 static void on_abort(void *arg, fs_ep_t *from, int code)
