@@ -120,7 +120,7 @@ plant falsealarm '$1 == f && $2 == "soak" && !done { $7 = "error"; $8 = "MPI_ERR
 plant corrupt '$1 == f && $2 == "eager" && !done { $13 = "bad"; done = 1 } 1' probe.tsv &&
     check "plant: corrupt messages from the victim -> FAIL" verdict_is corrupt FAIL "corrupt"
 plant heartbeat_only '$1 == f && $4 == "learned" { $8 = "detector"; $9 = "heartbeat" } 1' facts.tsv &&
-    check "plant: every death found only by the heartbeat -> WARN" verdict_is heartbeat_only WARN "found by failstop's failure detector"
+    check "plant: every death found only by the heartbeat -> WARN" verdict_is heartbeat_only WARN "found by the failure detector"
 
 [ $fails -eq 0 ] && echo "test_validate: all passed" || echo "test_validate: $fails failed"
 exit $((fails != 0))
