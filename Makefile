@@ -158,7 +158,7 @@ $(REPORTER): src/tools/failstop-report
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
-$(RANKWRAP): src/tools/failstop-rank.c
+$(RANKWRAP): src/tools/failstop-rank.c src/common/fs_record.h src/common/fs_time.h
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) -o $@ $<
 
@@ -203,7 +203,7 @@ $(BUILD)/libexec/failstop/failstop-validate-report: src/tools/failstop-validate-
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
-$(PROBE): src/tools/failstop-probe.c src/common/fs_record.h include/failstop.h $(SO_LIB)
+$(PROBE): src/tools/failstop-probe.c src/common/fs_record.h src/common/fs_time.h include/failstop.h $(SO_LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(PROG_CFLAGS) -pthread -o $@ $< -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -lfailstop
 

@@ -5,6 +5,7 @@
 #include "common/fs_record.h"
 #include "ompi/ompi_int.h"
 #include "common/fs_log.h"
+#include "common/fs_time.h"
 
 
 #include <poll.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static int fs_ompi_runtime_watched;   /* between PML init and finalize (atomic:
@@ -21,14 +21,6 @@ static int fs_ompi_runtime_watched;   /* between PML init and finalize (atomic:
 static unsigned fs_ompi_rank_of(const fs_ep_t *ep)
 {
     return ((const ompi_proc_t *)ep->host)->super.proc_name.vpid;
-}
-
-static double fs_ompi_wall_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);   /* failstop-rank's clock */
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Under failstop-run: when and how this process learned that ep's process
@@ -47,16 +39,16 @@ static void fs_ompi_record_learned(const fs_ep_t *ep, const fs_ep_t *reporter)
     char kind[32], text[192];
 
     if (reporter != NULL) {
-        snprintf(text, sizeof(text), "%.6f notice %u\n", fs_ompi_wall_now(),
+        snprintf(text, sizeof(text), "%.6f notice %u\n", fs_time_wall(),
                  fs_ompi_rank_of(reporter));
     } else if (why != 0) {
-        snprintf(text, sizeof(text), "%.6f detector %s\n", fs_ompi_wall_now(),
+        snprintf(text, sizeof(text), "%.6f detector %s\n", fs_time_wall(),
                  (why - 1u < 4u) ? det_what[why - 1u] : "?");
     } else if (ep->fault != NULL) {
-        snprintf(text, sizeof(text), "%.6f transport %s\n", fs_ompi_wall_now(),
+        snprintf(text, sizeof(text), "%.6f transport %s\n", fs_time_wall(),
                  ep->fault->name);
     } else {
-        snprintf(text, sizeof(text), "%.6f %s -\n", fs_ompi_wall_now(),
+        snprintf(text, sizeof(text), "%.6f %s -\n", fs_time_wall(),
                  ep->recognized ? "agreement" : "operation");
     }
     snprintf(kind, sizeof(kind), "learned-%u", fs_ompi_rank_of(ep));
@@ -74,7 +66,7 @@ void fs_ompi_record_error(fs_status_t status, int code)
         return;
     }
     recorded = 1;
-    snprintf(text, sizeof(text), "%.6f %s %d\n", fs_ompi_wall_now(),
+    snprintf(text, sizeof(text), "%.6f %s %d\n", fs_time_wall(),
              fs_status_string(status), code);
     fs_record("errored", (int)OMPI_PROC_MY_NAME->vpid, text);
 }

@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include "failstop.h"
 #include "common/fs_record.h"
+#include "common/fs_time.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -81,14 +82,6 @@ typedef struct {
 static probe_t probe;
 static char probe_hang_line[256];   /* written by the watchdog, preformatted */
 
-static double probe_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void probe_sleep(double s)
 {
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
@@ -104,12 +97,12 @@ static void probe_die(int sig)
     char text[64];
 
     if (sig == 0) {
-        snprintf(text, sizeof(text), "exit 0 %.6f\n", probe_now());
+        snprintf(text, sizeof(text), "exit 0 %.6f\n", fs_time_wall());
         fs_record("fault", probe.rank, text);
         fs_record("injected", probe.rank, "0\n");
         exit(0);                         /* without MPI_Finalize */
     }
-    snprintf(text, sizeof(text), "signal %d %.6f\n", sig, probe_now());
+    snprintf(text, sizeof(text), "signal %d %.6f\n", sig, fs_time_wall());
     fs_record("fault", probe.rank, text);
     snprintf(text, sizeof(text), "%d\n", sig);
     fs_record("injected", probe.rank, text);
@@ -305,7 +298,7 @@ static void probe_survivor(double watchdog_s)
 {
     const char *outcome = "success";
     int rc = MPI_SUCCESS, cls = MPI_SUCCESS;
-    double t = 0, call = 0, until = probe_now() + probe.death_s + watchdog_s;
+    double t = 0, call = 0, until = fs_time_wall() + probe.death_s + watchdog_s;
 
     signal(SIGALRM, probe_watchdog);
     alarm((unsigned)(probe.death_s + watchdog_s + 1));
@@ -314,11 +307,11 @@ static void probe_survivor(double watchdog_s)
     }
     /* until an error; a success after the victim's death plus the watchdog
      * time would be wrong (and is reported as such) */
-    while ((rc == MPI_SUCCESS) && (probe_now() < until)) {
-        call = probe_now();
+    while ((rc == MPI_SUCCESS) && (fs_time_wall() < until)) {
+        call = fs_time_wall();
         rc   = probe_step();
     }
-    t = probe_now();
+    t = fs_time_wall();
     if (rc != MPI_SUCCESS) {
         MPI_Error_class(rc, &cls);
         outcome = (cls == MPIX_ERR_RANK_FAIL_STOP) ? "failstop" : "error";
@@ -337,7 +330,7 @@ static void probe_soak(double watchdog_s)
     int n = probe.size, next = (probe.rank + 1) % n, prev = (probe.rank + n - 1) % n;
     int rc = MPI_SUCCESS, cls = MPI_SUCCESS, sum[2] = {0, 0};
     uint64_t *out = malloc(PROBE_LARGE);
-    double until = probe_now() + probe.death_s;
+    double until = fs_time_wall() + probe.death_s;
     size_t bytes = 8;
 
     signal(SIGALRM, probe_watchdog);
@@ -351,7 +344,7 @@ static void probe_soak(double watchdog_s)
         probe.payload_ok &= (rc != MPI_SUCCESS) ||
                             probe_check(probe.buf, bytes, probe.msgs * n + prev);
         sum[0] = probe.rank + 1;
-        sum[1] = (probe_now() >= until);
+        sum[1] = (fs_time_wall() >= until);
         if (rc == MPI_SUCCESS) {
             rc = MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
             probe.payload_ok &= (rc != MPI_SUCCESS) || (sum[0] == n * (n + 1) / 2);
@@ -364,7 +357,7 @@ static void probe_soak(double watchdog_s)
     }
     printf("PROBE scen=soak rank=%d np=%d outcome=%s class=%s t=%.6f call_ms=- msgs=%ld "
            "order=ok payload=%s after=none\n", probe.rank, n,
-           (rc == MPI_SUCCESS) ? "success" : "error", probe_class_name(cls), probe_now(),
+           (rc == MPI_SUCCESS) ? "success" : "error", probe_class_name(cls), fs_time_wall(),
            probe.msgs, probe.payload_ok ? "ok" : "bad");
     fflush(stdout);
     alarm(0);

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "common/fs_record.h"
+#include "common/fs_time.h"
 
 #define FS_RANK_MAX_KILLS        32
 #define FS_RANK_FENCE_DEFAULT_MS 3000
@@ -72,27 +73,9 @@ static void fs_rank_forward(int sig)
     }
 }
 
-/* Wall-clock time, for the records (compared across ranks by failstop-run). */
-static double fs_rank_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Monotonic time, for every delay the waiter measures. */
 static double fs_rank_min(double a, double b)
 {
     return (a < b) ? a : b;
-}
-
-static double fs_rank_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Fills plan with this rank's entries in FAILSTOP_KILL, in time order (ties
@@ -164,7 +147,7 @@ static void fs_rank_record(int rank, int status, const fs_rank_outcome_t *out)
     n = snprintf(text, sizeof(text), "%s %d %.6f%s\n",
                  WIFSIGNALED(status) ? "signal" : "exit",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-                 fs_rank_now(), out->killed ? " injected" : "");
+                 fs_time_wall(), out->killed ? " injected" : "");
     if (out->fenced && (n > 0) && ((size_t)n < sizeof(text))) {
         snprintf(text + n, sizeof(text) - (size_t)n,
                  "fenced after stopped %ld ms stop-signal %d\n", out->stopped_ms,
@@ -195,7 +178,7 @@ static void fs_rank_record_fault(int rank, int sig)
 {
     char text[64];
 
-    snprintf(text, sizeof(text), "signal %d %.6f\n", sig, fs_rank_now());
+    snprintf(text, sizeof(text), "signal %d %.6f\n", sig, fs_time_wall());
     fs_record("fault", rank, text);
 }
 
@@ -204,7 +187,7 @@ static void fs_rank_record_stop(int rank, int sig)
 {
     char text[64];
 
-    snprintf(text, sizeof(text), "%d %.6f\n", sig, fs_rank_now());
+    snprintf(text, sizeof(text), "%d %.6f\n", sig, fs_time_wall());
     fs_record("stopped", rank, text);
 }
 
@@ -215,7 +198,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
                         long fence_ms, const sigset_t *chld, int rank,
                         fs_rank_outcome_t *out)
 {
-    const double start = fs_rank_mono();
+    const double start = fs_time_now();
     const double limit = (double)fence_ms * 1e-3;
     double stopped_since = -1; /* monotonic; < 0 when running */
     int next = 0, status = 0;
@@ -234,7 +217,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             if (WIFSTOPPED(status)) {
                 out->stop_sig = WSTOPSIG(status);
                 if (stopped_since < 0) {
-                    stopped_since = fs_rank_mono();
+                    stopped_since = fs_time_now();
                     fs_rank_record_stop(rank, out->stop_sig);
                 }
             } else if (WIFCONTINUED(status)) {
@@ -247,7 +230,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             return status;
         }
 
-        now = fs_rank_mono();
+        now = fs_time_now();
         while ((next < nplan) && (now >= start + plan[next].at)) {
             if (!out->killed) {
                 fs_rank_record_fault(rank, plan[next].sig);
@@ -275,7 +258,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             wake = fs_rank_min(wake, fs_rank_min(stopped_since + limit,
                                                  now + FS_RANK_TICK_MS * 1e-3));
         }
-        before = fs_rank_mono();
+        before = fs_time_now();
         if (wake >= FS_RANK_NEVER) {
             planned = FS_RANK_NEVER;
             sigwaitinfo(chld, NULL);
@@ -292,8 +275,8 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
         /* Woken much later than planned: this waiter was stopped or starved
          * too, so what the child's stop lasted is unknown; count afresh. */
         if ((stopped_since >= 0) &&
-            (fs_rank_mono() - before > planned + FS_RANK_STALL_MS * 1e-3)) {
-            stopped_since = fs_rank_mono();
+            (fs_time_now() - before > planned + FS_RANK_STALL_MS * 1e-3)) {
+            stopped_since = fs_time_now();
         }
     }
 }
