@@ -406,7 +406,7 @@ validate-test: all
 	@bash tests/tools/test_validate.sh $(BUILD) ucx:shm
 validate: all
 	@BUILD=$(BUILD) HERE=$(CURDIR) bash -c '. bench/osu_build.sh && osu_build' && \
-	    $(BUILD)/bin/failstop-validate --reps 3 --soak 1 --osu $(abspath $(BUILD))/osu/osu-micro-benchmarks-7.4/c/mpi \
+	    $(BUILD)/bin/failstop-validate --reps 3 --soak 1 --osu $(abspath $(BUILD))/osu/osu-micro-benchmarks-7.4/c/mpi --osu-max 1048576 \
 	    --out $(BUILD)/validate
 validate-hosts: all
 	@bash tests/hosts/validate.sh $(BUILD) $(abspath $(BUILD))/validate-hosts --reps 3 --soak 1
