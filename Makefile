@@ -23,7 +23,7 @@
 #   make test-ompi5      build and test against Open MPI 5 in a Debian 13 chroot
 #   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
 #   make validate        failstop-validate's full report on this machine -> build/validate
-#                        (every fabric found, 3 runs per scenario, soak, OSU; ~15 min)
+#                        (every fabric found, 3 runs per scenario, soak, OSU; ~30 min)
 #   make validate-hosts  the same across 3 simulated hosts -> build/validate-hosts
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
