@@ -222,6 +222,7 @@ tools-test: all
 	@bash tests/tools/needed_libs.sh $(BUILD)
 	@bash tests/tools/test_fence.sh $(BUILD)
 	@bash tests/tools/test_run_args.sh $(BUILD)
+	@bash tests/tools/test_report.sh $(BUILD)
 
 # REPEAT: runs in a row of each fault test over UCX shared memory at its
 # first rank count, and of the lifecycle matrix (tf_life_*) over UCX TCP too

@@ -25,13 +25,17 @@
  *              around a ring and in MPI_Allreduce for DEATH_MS, payloads
  *              checked; any error is a false alarm (every rank prints a
  *              line, outcome success or error)
+ *   node       the victims are every rank on the last rank's host, and they
+ *              do not die by themselves: failstop-validate crashes that host
+ *              or cuts it off (DEATH_MS bounds how long they wait for it);
+ *              the survivors are blocked in MPI_Recv from the last rank
  *
  * After its error each survivor checks the messages it got from the victim
  * (in order, payload intact), then exchanges an eager and a rendezvous
  * message with the other survivors (a ring, payloads checked) and
  * finalizes.  Each survivor prints one line:
  *   PROBE scen=S rank=R np=N outcome=O class=C t=T call_ms=D msgs=M
- *         order=ok|bad payload=ok|bad after=ok|bad|none
+ *         order=ok|bad payload=ok|bad after=ok|bad|none victims=V
  * outcome: failstop (the error class is MPI_ERR_RANK_FAIL_STOP), error
  * (another class, named by class=), success (no error: wrong), hang (the
  * watchdog, WATCHDOG_S seconds, default 30, ended the rank).  T is the
@@ -58,21 +62,25 @@
 #define PROBE_LARGE    (1 << 20)
 #define PROBE_TAG      7
 #define PROBE_TAG_RING 8
+#define PROBE_TAG_NEVER 9     /* nobody sends it */
 #define PROBE_THROTTLE 16     /* every 16th stream message is synchronous */
 
 typedef enum {
     PROBE_IDLE, PROBE_EAGER, PROBE_RNDV_IN, PROBE_RNDV_OUT, PROBE_COLL,
-    PROBE_WILDCARD, PROBE_STOP, PROBE_EXIT, PROBE_EARLY, PROBE_SOAK, PROBE_NSCEN
+    PROBE_WILDCARD, PROBE_STOP, PROBE_EXIT, PROBE_EARLY, PROBE_SOAK, PROBE_NODE,
+    PROBE_NSCEN
 } probe_scen_t;
 
 static const char *const probe_names[PROBE_NSCEN] = {
     "idle", "eager", "rndv-in", "rndv-out", "coll", "wildcard", "stop", "exit", "early",
-    "soak"
+    "soak", "node"
 };
 
 typedef struct {
     probe_scen_t scen;
-    int          rank, size, victim;
+    int          rank, size, victim;   /* victim: the last rank */
+    int          nvictims;
+    unsigned char dead[256];          /* the ranks meant to fail */
     double       death_s;
     uint64_t    *buf;           /* PROBE_LARGE bytes */
     long         msgs;          /* messages taken from (or given to) the victim */
@@ -238,11 +246,19 @@ static int probe_step(void)
  * survivors, payloads checked.  "none" with a single survivor. */
 static const char *probe_after(void)
 {
-    int n = probe.size - 1, next = (probe.rank + 1) % n, prev = (probe.rank + n - 1) % n;
+    int alive[256], n = 0, me = 0, next, prev, r;
     size_t sizes[2] = { PROBE_SMALL, PROBE_LARGE };
     uint64_t *out = malloc(PROBE_LARGE);
     int i, ok = (out != NULL);
 
+    for (r = 0; r < probe.size; ++r) {
+        if (!probe.dead[r]) {
+            me         = (r == probe.rank) ? n : me;
+            alive[n++] = r;
+        }
+    }
+    next = alive[(me + 1) % n];
+    prev = alive[(me + n - 1) % n];
     if (n < 2) {
         free(out);
         return "none";
@@ -317,9 +333,10 @@ static void probe_survivor(double watchdog_s)
         outcome = (cls == MPIX_ERR_RANK_FAIL_STOP) ? "failstop" : "error";
     }
     printf("PROBE scen=%s rank=%d np=%d outcome=%s class=%s t=%.6f call_ms=%.3f msgs=%ld "
-           "order=%s payload=%s after=%s\n", probe_names[probe.scen], probe.rank,
+           "order=%s payload=%s after=%s victims=%d\n", probe_names[probe.scen], probe.rank,
            probe.size, outcome, probe_class_name(cls), t, (t - call) * 1e3, probe.msgs,
-           probe.order_ok ? "ok" : "bad", probe.payload_ok ? "ok" : "bad", probe_after());
+           probe.order_ok ? "ok" : "bad", probe.payload_ok ? "ok" : "bad", probe_after(),
+           probe.nvictims);
     fflush(stdout);
     alarm(0);
 }
@@ -356,12 +373,56 @@ static void probe_soak(double watchdog_s)
         MPI_Error_class(rc, &cls);
     }
     printf("PROBE scen=soak rank=%d np=%d outcome=%s class=%s t=%.6f call_ms=- msgs=%ld "
-           "order=ok payload=%s after=none\n", probe.rank, n,
+           "order=ok payload=%s after=none victims=0\n", probe.rank, n,
            (rc == MPI_SUCCESS) ? "success" : "error", probe_class_name(cls), fs_time_wall(),
            probe.msgs, probe.payload_ok ? "ok" : "bad");
     fflush(stdout);
     alarm(0);
     free(out);
+}
+
+/* Who is meant to fail: the last rank; in "node", every rank on its host
+ * (hostnames exchanged while everybody is alive). */
+static void probe_mark_victims(void)
+{
+    char (*names)[64] = calloc((size_t)probe.size, 64);
+    char mine[64] = "";
+    int r;
+
+    probe.dead[probe.victim] = 1;
+    probe.nvictims           = (probe.scen == PROBE_SOAK) ? 0 : 1;
+    if ((probe.scen != PROBE_NODE) || (names == NULL)) {
+        free(names);
+        return;
+    }
+    gethostname(mine, sizeof(mine) - 1);
+    MPI_Allgather(mine, 64, MPI_CHAR, names, 64, MPI_CHAR, MPI_COMM_WORLD);
+    for (r = 0, probe.nvictims = 0; r < probe.size; ++r) {
+        probe.dead[r] = (strcmp(names[r], names[probe.victim]) == 0);
+        probe.nvictims += probe.dead[r];
+    }
+    free(names);
+}
+
+static void probe_quiet_end(int sig)
+{
+    (void)sig;
+    _exit(4);      /* nobody came to crash or cut off this host */
+}
+
+/* A rank of the host failstop-validate takes down: it waits inside MPI
+ * until that happens (a crash kills it; cut off, failstop ends it). */
+__attribute__((noreturn))
+static void probe_node_victim(double watchdog_s)
+{
+    signal(SIGALRM, probe_quiet_end);
+    alarm((unsigned)(probe.death_s + watchdog_s + 1));
+    for (;;) {
+        if (MPI_Recv(probe.buf, 1, MPI_BYTE, 0, PROBE_TAG_NEVER, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            probe_sleep(0.05);     /* it sees the others fail: wait for its end */
+        }
+    }
 }
 
 static int probe_parse(int argc, char **argv, double *watchdog_p)
@@ -394,7 +455,7 @@ int main(int argc, char **argv)
         (probe.size > 256)) {
         if (probe.rank == 0) {
             fprintf(stderr, "usage: failstop-probe idle|eager|rndv-in|rndv-out|coll|"
-                    "wildcard|stop|exit|early|soak [DEATH_MS [WATCHDOG_S]] (2 to 256 ranks)\n");
+                    "wildcard|stop|exit|early|soak|node [DEATH_MS [WATCHDOG_S]] (2 to 256 ranks)\n");
         }
         MPI_Finalize();
         return 2;
@@ -402,6 +463,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     probe.victim     = probe.size - 1;
     probe.order_ok   = probe.payload_ok = 1;
+    probe_mark_victims();
     probe.buf        = malloc(PROBE_LARGE);
     if (probe.buf == NULL) {
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -412,10 +474,14 @@ int main(int argc, char **argv)
     }
     snprintf(probe_hang_line, sizeof(probe_hang_line),
              "PROBE scen=%s rank=%d np=%d outcome=hang class=- t=- call_ms=- msgs=- "
-             "order=- payload=- after=-\n", probe_names[probe.scen], probe.rank, probe.size);
+             "order=- payload=- after=- victims=%d\n", probe_names[probe.scen], probe.rank,
+             probe.size, probe.nvictims);
     if (probe.scen == PROBE_SOAK) {
         probe_soak(watchdog_s);
-    } else if (probe.rank == probe.victim) {
+    } else if (probe.dead[probe.rank]) {
+        if (probe.scen == PROBE_NODE) {
+            probe_node_victim(watchdog_s);
+        }
         probe_victim();
     } else {
         probe_survivor(watchdog_s);

@@ -12,6 +12,7 @@
 #   hosts_launch_env   exports the launcher settings naming them (ORTE, PRRTE)
 #   hosts_run I CMD...   runs CMD inside host hI
 #   hosts_link I up|down   brings hI's link up or down (from the switch side)
+#   hosts_crash I  hI dies as a node does; hosts_restore I: back to normal
 #   hosts_down     removes everything (also on any exit of the caller:
 #                  hosts_up installs an EXIT trap that calls it)
 # Nothing is created in the root namespace but the namespaces' names
@@ -140,4 +141,50 @@ hosts_crash() {
     # shellcheck disable=SC2046
     kill -KILL $(hosts_pids "$1") 2>/dev/null
     return 0
+}
+
+# hosts_restore I: hI back to normal after a crash or a cut: its link up,
+# what is left of its processes killed (gone before the next job looks for
+# its victims there: a 12-rank kill once found a process of the job before,
+# which then vanished), what a reboot clears, and then every host reaching
+# hI and hI every host (a closed port answers "refused" once neighbours are
+# resolved again).  Checking h1 only once let a job start 1.5 s after a
+# crash's link came back with h3 -> h2 still failing: UCX's TCP connects
+# from h3 to h2 failed at once and failstop took them for h2's ranks'
+# death.  Returns 1 if they cannot reach each other after 5 s.
+hosts_restore() {
+    local p i
+    hosts_link "$1" up
+    for p in $(hosts_pids "$1"); do
+        kill -KILL "$p" 2>/dev/null
+    done
+    for ((i = 0; i < 50; i++)); do
+        [ -z "$(hosts_pids "$1")" ] && break
+        sleep 0.1
+    done
+    hosts_reboot "$1"
+    # (not through a pipe into grep: under pipefail a failed connect made
+    # every try fail)
+    for ((i = 0; i < 50; i++)); do
+        hosts_reach_all "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# hosts_reach_all I: hI and every other host reach each other
+hosts_reach_all() {
+    local j
+    for ((j = 1; j <= HOSTS_N; j++)); do
+        [ "$j" -eq "$1" ] && continue
+        hosts_refuses "$1" "$j" && hosts_refuses "$j" "$1" || return 1
+    done
+}
+
+# hosts_refuses I J: a connection from hI to a closed port of hJ is refused
+# (hJ is reachable)
+hosts_refuses() {
+    local out
+    out=$(hosts_run "$1" bash -c "exec 3<>/dev/tcp/10.77.0.$2/9" 2>&1)
+    [[ $out == *refused* ]]
 }
