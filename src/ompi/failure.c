@@ -71,6 +71,39 @@ void fs_ompi_record_error(fs_status_t status, int code)
     fs_record("errored", (int)OMPI_PROC_MY_NAME->vpid, text);
 }
 
+/* Under failstop-run, once, as MPI_Finalize begins: what this process's
+ * traffic went over (device.<this>: "transport/device,..." over every peer
+ * of MPI_COMM_WORLD it talked to), for failstop-validate's report. */
+void fs_ompi_record_devices(void)
+{
+    static int recorded;
+    char all[512] = "", one[256], *tok, *save;
+    size_t used = 0;
+    uint32_t r;
+
+    if (recorded || (fs_ompi.world_eps == NULL) || (getenv("FAILSTOP_STATUS_DIR") == NULL)) {
+        return;
+    }
+    recorded = 1;
+    for (r = 0; r < fs_ompi.world_size; ++r) {
+        if ((fs_ompi.world_eps[r] == NULL) ||
+            (fs_engine_ep_describe(fs_ompi.engine, fs_ompi.world_eps[r], one,
+                                   sizeof(one)) != FS_OK)) {
+            continue;
+        }
+        for (tok = strtok_r(one, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+            if ((strstr(all, tok) == NULL) && (used + strlen(tok) + 2 < sizeof(all))) {
+                used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s",
+                                         (used > 0) ? "," : "", tok);
+            }
+        }
+    }
+    if (used > 0) {
+        all[used] = '\n';
+        fs_record("device", (int)OMPI_PROC_MY_NAME->vpid, all);
+    }
+}
+
 void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, fs_ep_t *reporter)
 {
     (void)host_arg;

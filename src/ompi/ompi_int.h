@@ -164,6 +164,7 @@ static inline int fs_ompi_error(fs_status_t status)
 void fs_ompi_status_mark(const char *what, unsigned rank, int code);
 void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, fs_ep_t *reporter);
 void fs_ompi_record_error(fs_status_t status, int code);
+void fs_ompi_record_devices(void);
 
 #ifdef FS_OMPI_V5
 /* Open MPI 5's own ULFM calls over failstop (ulfm5.c, agree5.c) */

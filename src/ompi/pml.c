@@ -434,6 +434,7 @@ static int fs_ompi_del_comm(ompi_communicator_t *comm)
         (fs_ompi.engine != NULL)) {
         fs_ompi_inject_point(FS_OMPI_PHASE_FINALIZE);
         fs_ompi_lock();
+        fs_ompi_record_devices();      /* while the links are there */
         fs_engine_depart_start(fs_ompi.engine);
         fs_ompi_unlock();
         fs_ompi_inject_point(FS_OMPI_PHASE_BYE);

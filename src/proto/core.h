@@ -192,6 +192,11 @@ fs_status_t fs_engine_ep_create(fs_engine_t *engine, uint64_t id, void *host,
                                 const void *addr, size_t addr_len, fs_ep_t **ep_p);
 fs_status_t fs_engine_ep_create_self(fs_engine_t *engine, uint64_t id, void *host,
                                      fs_ep_t **ep_p);
+/* What ep's traffic goes over ("transport/device,..."), for reports; a slow
+ * call.  FS_ERR_UNSUPPORTED when the transport cannot tell or ep has no
+ * link (itself, failed, never contacted). */
+fs_status_t fs_engine_ep_describe(fs_engine_t *engine, const fs_ep_t *ep, char *buf,
+                                  size_t len);
 
 /* ---- communicators ---- */
 /* peers[r] is the endpoint of rank r of the (remote) group; for an

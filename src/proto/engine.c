@@ -389,3 +389,12 @@ fs_status_t fs_engine_ep_create_self(fs_engine_t *engine, uint64_t id, void *hos
     *ep_p = ep;
     return FS_OK;
 }
+
+fs_status_t fs_engine_ep_describe(fs_engine_t *engine, const fs_ep_t *ep, char *buf,
+                                  size_t len)
+{
+    if ((engine->tl_ops->ep_describe == NULL) || (ep->tl_ep == NULL) || (len == 0)) {
+        return FS_ERR_UNSUPPORTED;
+    }
+    return engine->tl_ops->ep_describe(engine->tl, ep->tl_ep, buf, len);
+}

@@ -757,6 +757,13 @@ static fs_status_t fs_ofi_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     return FS_OK;
 }
 
+static fs_status_t fs_ofi_ep_describe(fs_tl_t *tl, fs_tl_ep_t *ep, char *buf, size_t len)
+{
+    (void)ep;   /* one provider and domain for every endpoint */
+    snprintf(buf, len, "%s/%s", tl->info->fabric_attr->prov_name, tl->info->domain_attr->name);
+    return FS_OK;
+}
+
 static fs_status_t fs_ofi_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
 {
     *addr_p = tl->name;
@@ -778,4 +785,5 @@ const fs_tl_ops_t fs_tl_ofi_ops = {
     .cancel    = fs_ofi_cancel,
     .progress  = fs_ofi_progress,
     .tx_flush  = fs_ofi_tx_flush,
+    .ep_describe = fs_ofi_ep_describe,
 };

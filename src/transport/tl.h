@@ -130,6 +130,11 @@ typedef struct fs_tl_ops {
      * inside the call, as UCX's).  Fault injection's kill uses it, so that
      * a process dies after the message it counted has left. */
     void        (*tx_flush)(fs_tl_t *tl, double timeout);
+    /* Names what the endpoint's traffic goes over, "transport/device"
+     * entries separated by commas (UCX: its lanes, e.g. "tcp/eth0,cma/
+     * memory"; OFI: "provider/domain"), for reports; a slow call.
+     * Optional (NULL: not known). */
+    fs_status_t (*ep_describe)(fs_tl_t *tl, fs_tl_ep_t *ep, char *buf, size_t len);
 } fs_tl_ops_t;
 
 extern const fs_tl_ops_t fs_tl_ucx_ops;

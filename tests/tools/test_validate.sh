@@ -11,7 +11,8 @@
 #    verdict is FAIL; each run's failstop-run --report JSON parses and
 #    names the victim as the failure, with every survivor having learned of
 #    it, its time no later than the first survivor's error; index.html has
-#    an inline plot per fabric and report.md every table.
+#    an inline plot per fabric and report.md every table; each fabric names
+#    the transport/device its ranks used.
 # 3. The verdict rules against planted faults in a copy of the raw data
 #    (the report writer rerun on it): a wrong class, a survivor that printed
 #    nothing, a run that hung, a false alarm in the soak each make the
@@ -50,6 +51,8 @@ for f in "${fablist[@]}"; do
     done
     check "$f: a verdict" grep -q "^$f"$'\t' "$raw/verdicts.tsv"
     check "$f: its detection plot inline in index.html" grep -q "Detection latency over $f" "$out/index.html"
+    check "$f: what its ranks' traffic went over (devices.tsv, from the ranks' records)" \
+        awk -F'\t' -v f="$f" '$1 == f && $3 ~ /.\/./ { ok = 1 } END { exit !ok }' "$raw/devices.tsv"
 done
 check "no run hung (runs.tsv)" awk -F'\t' '$8 != 0 { bad = 1 } END { exit bad }' "$raw/runs.tsv"
 check "index.html holds SVG plots (no external file needed)" grep -q '<svg' "$out/index.html"
