@@ -8,6 +8,7 @@
  * rendezvous scheme, so a peer only ever reads our memory: a peer we gave up
  * on can never write into a buffer we already returned to the user. */
 #include "transport/tl.h"
+#include "transport/ucx_lanes.h"
 #include "common/fs_list.h"
 #include "common/fs_log.h"
 #include "common/fs_mpool.h"
@@ -847,41 +848,10 @@ static fs_status_t fs_ucx_address(fs_tl_t *tl, const void **addr_p, size_t *len_
     return FS_OK;
 }
 
-/* UCX tells its lanes only in ucp_ep_print_info's text ("lane[0]:  2:tcp/eth0.0
- * md[1] ..."; UCX 1.13 has no query for them): the "transport/device" of
- * each lane, once each. */
 static fs_status_t fs_ucx_ep_describe(fs_tl_t *tl, fs_tl_ep_t *tep, char *buf, size_t len)
 {
-    char line[256], name[96], *dot;
-    FILE *f = tmpfile();
-    size_t used = 0;
-
     (void)tl;
-    buf[0] = '\0';
-    if ((f == NULL) || (tep->ep == NULL)) {
-        goto out;
-    }
-    ucp_ep_print_info(tep->ep, f);
-    rewind(f);
-    while (fgets(line, sizeof(line), f) != NULL) {
-        const char *lane = strstr(line, "lane[");
-        if ((lane == NULL) || (sscanf(lane, "lane[%*d]: %*d:%95s", name) != 1)) {
-            continue;
-        }
-        dot = strrchr(name, '.');           /* ".0": UCX's path index */
-        if ((dot != NULL) && (strspn(dot + 1, "0123456789") == strlen(dot + 1))) {
-            *dot = '\0';
-        }
-        if ((strstr(buf, name) != NULL) || (used + strlen(name) + 2 > len)) {
-            continue;
-        }
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", (used > 0) ? "," : "", name);
-    }
-out:
-    if (f != NULL) {
-        fclose(f);
-    }
-    return (buf[0] != '\0') ? FS_OK : FS_ERR_UNSUPPORTED;
+    return fs_ucx_lanes(tep->ep, buf, len);
 }
 
 const fs_tl_ops_t fs_tl_ucx_ops = {
