@@ -25,6 +25,7 @@
 #   make validate        failstop-validate's full report on this machine -> build/validate
 #                        (every fabric found, 3 runs per scenario, soak, OSU; ~30 min)
 #   make validate-hosts  the same across 3 simulated hosts -> build/validate-hosts
+#   make validate-screenshot  build/validate/index.html in headless Chromium
 #
 # Open MPI's devel headers are found through mpicc; override with OMPI_PREFIX=.
 
@@ -110,7 +111,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: validate validate-test validate-hosts test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(REPORTER) $(PROBE) $(TOPO) $(VALIDATE) $(PC_FILE) $(UNIT_BIN) \
@@ -409,6 +410,9 @@ validate: all
 	@BUILD=$(BUILD) HERE=$(CURDIR) bash -c '. bench/osu_build.sh && osu_build' && \
 	    $(BUILD)/bin/failstop-validate --reps 3 --soak 1 --osu $(abspath $(BUILD))/osu/osu-micro-benchmarks-7.4/c/mpi --osu-max 1048576 \
 	    --out $(BUILD)/validate
+# the full report's page in headless Chromium (package chromium; by hand)
+validate-screenshot:
+	@bash tests/tools/screenshot.sh $(BUILD)/validate
 validate-hosts: all
 	@bash tests/hosts/validate.sh $(BUILD) $(abspath $(BUILD))/validate-hosts --reps 3 --soak 1
 
