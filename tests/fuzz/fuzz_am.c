@@ -35,9 +35,9 @@ static uint8_t        fz_rndv_src[BUF_LEN];   /* "the sender's buffer" */
 static void on_send(fs_send_t *s) { (void)s; }
 static void on_recv(fs_recv_t *r) { ((fz_req_t *)r)->done = 1; }
 static void on_idle(fs_req_t *q)  { (void)q; }
-static void on_peer_failed(void *arg, fs_ep_t *ep, int reported)
+static void on_peer_failed(void *arg, fs_ep_t *ep, fs_ep_t *reporter)
 {
-    (void)arg; (void)ep; (void)reported;
+    (void)arg; (void)ep; (void)reporter;
 }
 /* a peer may legitimately ask us to end (MPI_Abort, exclusion); here the
  * process goes on, as the fuzzer must */
