@@ -177,6 +177,13 @@ run_one() {
 known=$(sed -n '/<!-- conformance-known:begin -->/,/<!-- conformance-known:end -->/p' \
     "$top/docs/TESTING.md" 2>/dev/null | sed -n 's/^| *`\([^`]*\)`.*/\1/p')
 is_known() { grep -qxF "$1" <<< "$known"; }
+# Rows whose reason says "intermittent": Open MPI's own race, which ob1 too
+# sometimes wins.  There, a failstop run that hits the time limit (the way
+# the test fails over ob1) while the control passed is reported, not counted.
+intermittent=$(sed -n '/<!-- conformance-known:begin -->/,/<!-- conformance-known:end -->/p' \
+    "$top/docs/TESTING.md" 2>/dev/null | grep -i 'intermittent' | sed -n 's/^| *`\([^`]*\)`.*/\1/p')
+is_intermittent() { grep -qxF "$1" <<< "$intermittent"; }
+declare -A timedout
 
 # ---- main loop --------------------------------------------------------------
 tests=$(list_tests)
@@ -205,7 +212,12 @@ while IFS='|' read -r d prog np tl rt skip args; do
                 log="$LOGS/$pml.$d.$prog.$np.${args//[^A-Za-z0-9=.-]/_}.$i.log"
                 run_one "$pml" "$d" "$prog" "$np" "$ktl" "$args" "$log"; rc=$?
                 why=$(verdict "$rt" "$rc" "$log")
-                if [ -n "$why" ]; then res=FAIL reason="run $i/$REPEAT: $why"; break; fi
+                if [ -n "$why" ]; then
+                    res=FAIL reason="run $i/$REPEAT: $why"
+                    grep -q 'time limit for job execution has been reached' "$log" &&
+                        timedout["$id|$pml"]=1
+                    break
+                fi
             done
             secs=$((SECONDS - t0))
         fi
@@ -235,6 +247,11 @@ if [ $# -ge 2 ]; then
         a=${outcome["$id|$fs"]} b=${outcome["$id|$ctl"]}
         [ "$a" = "$b" ] || [ "$b" = notrun ] && continue
         ndiff=$((ndiff + 1))
+        if [ "$b" = pass ] && [ "$a" = FAIL ] && is_intermittent "$id" &&
+           [ -n "${timedout["$id|$fs"]:-}" ]; then
+            echo "  $id: $fs $a (time limit), $ctl $b: intermittent over $ctl too (docs/TESTING.md), not counted"
+            continue
+        fi
         echo "  $id: $fs $a, $ctl $b"
         [ "$b" = pass ] && [ "$a" = FAIL ] && bad=1
     done <<< "$tests"
@@ -248,7 +265,9 @@ if [ $# -ge 2 ]; then
     done <<< "$tests"
     while IFS= read -r k; do
         [ -n "$k" ] || continue
-        [ "${outcome["$k|$ctl"]:-}" = pass ] && echo "  listed in docs/TESTING.md but passed over $ctl: $k"
+        [ "${outcome["$k|$ctl"]:-}" = pass ] || continue
+        if is_intermittent "$k"; then echo "  listed in docs/TESTING.md as intermittent, passed over $ctl this time: $k"
+        else echo "  listed in docs/TESTING.md but passed over $ctl: $k"; fi
     done <<< "$known"
 fi
 [ $bad -eq 0 ] && echo "conformance: PASS (no test fails over $1 that passes over ${2:-it})" ||
