@@ -21,7 +21,9 @@ const fs_param_desc_t fs_param_table[] = {
      "With transport ofi: the libfabric provider, as fi_info names it (net, "
      "sockets, tcp;ofi_rxm, shm, udp;ofi_rxd, verbs;ofi_rxm, efa, cxi, ...). "
      "Empty: libfabric's first choice. Verified: net, sockets, tcp;ofi_rxm, "
-     "shm, udp;ofi_rxd; the others are read from their sources only",
+     "shm, udp;ofi_rxd; the others are read from their sources only. shm is "
+     "not safe against a sender killed inside a send (its receiver can stop "
+     "for ever inside libfabric: docs/VALIDATION.md); use UCX on a node",
      FS_PARAM_FIELD(ofi_provider)},
     {"ucx_keepalive_ms", FS_PARAM_INT, "100",
      "UCX keepalive interval in ms (UCX_KEEPALIVE_INTERVAL). Shared-memory "

@@ -4,7 +4,9 @@
 #   bash tests/tools/test_validate.sh BUILD_DIR [FABRICS]
 #
 # 1. failstop-validate over FABRICS (default ucx:shm), 1 repetition of every
-#    scenario and a 6 s soak, 3 ranks, under a hard time limit.
+#    scenario and a 15 s soak, 3 ranks, under a hard time limit; runs may
+#    take 12 s (--timeout), shorter than the soak, whose limit has to start
+#    after it (a 1-minute soak once always counted as a hang).
 # 2. The report against the raw data, recomputed here independently:
 #    every scenario of every fabric present; no run hung; each survivor's
 #    probe line says MPI_ERR_RANK_FAIL_STOP and intact messages, or the
@@ -33,8 +35,8 @@ check() {  # WHAT CONDITION...
 
 # ---- 1. the run -----------------------------------------------------------------
 out=$tmp/report
-timeout -k 10 600 "$build/bin/failstop-validate" --fabric "$fabrics" --reps 1 --soak 0.1 \
-    --timeout 60 --out "$out" > "$tmp/log" 2>&1
+timeout -k 10 600 "$build/bin/failstop-validate" --fabric "$fabrics" --reps 1 --soak 0.25 \
+    --timeout 12 --out "$out" > "$tmp/log" 2>&1
 rc=$?
 check "failstop-validate ended by itself (status $rc, not the time limit)" [ $rc -ne 124 ] && [ $rc -ne 137 ]
 check "it passed or warned (status $rc)" [ $rc -eq 0 ]
