@@ -127,5 +127,14 @@ plant corrupt '$1 == f && $2 == "eager" && !done { $13 = "bad"; done = 1 } 1' pr
 plant heartbeat_only '$1 == f && $4 == "learned" { $8 = "detector"; $9 = "heartbeat" } 1' facts.tsv &&
     check "plant: every death found only by the heartbeat -> WARN" verdict_is heartbeat_only WARN "found by the failure detector"
 
+# the known-limitations note: only for a fabric tested, and only one with a note
+check "no known-limitations note for $f1" bash -c "! grep -q 'Known limitations' '$out/report.md'"
+rm -rf "$tmp/asshm"; cp -r "$out" "$tmp/asshm"
+for t in "$tmp/asshm"/raw/*.tsv; do sed -i "s/^$f1\t/ofi:shm\t/" "$t"; done
+"$writer" "$tmp/asshm" > /dev/null 2>&1
+check "the same runs as ofi:shm: its known limitation beside the verdict (report.md)" \
+    grep -q '^| ofi:shm | libfabric shm is not safe' "$tmp/asshm/report.md"
+check "the same in index.html" grep -q '<td>libfabric shm is not safe' "$tmp/asshm/index.html"
+
 [ $fails -eq 0 ] && echo "test_validate: all passed" || echo "test_validate: $fails failed"
 exit $((fails != 0))
