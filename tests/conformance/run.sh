@@ -174,14 +174,15 @@ run_one() {
 
 # ---- known ob1 failures, from docs/TESTING.md -----------------------------
 # Table rows "| `dir/prog np [args]` | reason |" between the markers.
-known=$(sed -n '/<!-- conformance-known:begin -->/,/<!-- conformance-known:end -->/p' \
-    "$top/docs/TESTING.md" 2>/dev/null | sed -n 's/^| *`\([^`]*\)`.*/\1/p')
+known_rows=$(sed -n '/<!-- conformance-known:begin -->/,/<!-- conformance-known:end -->/p' \
+    "$top/docs/TESTING.md" 2>/dev/null)
+row_ids() { sed -n 's/^| *`\([^`]*\)`.*/\1/p'; }
+known=$(row_ids <<< "$known_rows")
 is_known() { grep -qxF "$1" <<< "$known"; }
 # Rows whose reason says "intermittent": Open MPI's own race, which ob1 too
 # sometimes wins.  There, a failstop run that hits the time limit (the way
 # the test fails over ob1) while the control passed is reported, not counted.
-intermittent=$(sed -n '/<!-- conformance-known:begin -->/,/<!-- conformance-known:end -->/p' \
-    "$top/docs/TESTING.md" 2>/dev/null | grep -i 'intermittent' | sed -n 's/^| *`\([^`]*\)`.*/\1/p')
+intermittent=$(grep -i 'intermittent' <<< "$known_rows" | row_ids)
 is_intermittent() { grep -qxF "$1" <<< "$intermittent"; }
 declare -A timedout
 
