@@ -298,6 +298,10 @@ ompi5-suite:
 	@[ "$(OMPI_MAJOR)" = 5 ] || { echo "ompi5-suite runs inside the Open MPI 5 chroot: make test-ompi5" >&2; exit 2; }
 	@$(MAKE) --no-print-directory -j2 all
 	@bash tests/run-unit.sh $(BUILD)
+	@# prterun will not start where a dead prterun of the same pid left its
+	@# session directory (PMIX_ERR_EXISTS, PRRTE's session_dir.c): clear those
+	@for d in /tmp/prterun.*; do [ -d "$$d" ] || continue; \
+	    kill -0 "$$(echo "$$d" | awk -F. '{ print $$(NF - 1) }')" 2>/dev/null || rm -rf "$$d"; done
 	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
 	    FS_TEST_CONFIGS="shm tcp" FS_TEST_FIRST_NP=1 FS_TEST_REPEAT=$(REPEAT) \
 	    bash tests/mpi/run.sh $(BUILD)

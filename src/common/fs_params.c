@@ -44,6 +44,16 @@ const fs_param_desc_t fs_param_table[] = {
      "one per progress call; 4m measured 1.2x faster at 4 MiB. Ignored when "
      "UCX_CMA_SEG_SIZE is set",
      FS_PARAM_FIELD(ucx_cma_seg_size)},
+    {"ucx_frag_max", FS_PARAM_SIZE, "64k",
+     "Blocking sends above one UCX segment (8 KiB) and up to this size go "
+     "as fragments that each fit one segment, copied by the receiver "
+     "straight into the matched receive's buffer (one copy at each end, as "
+     "pml ucx's eager), instead of UCX's rendezvous (a round trip and a "
+     "process_vm_readv: osu_latency 16 KiB 5.2 -> 1.7 us) or UCX's "
+     "multi-fragment eager (reassembled in a buffer UCX mallocs, then "
+     "copied again). Nonblocking, synchronous and larger sends use the "
+     "single-copy rendezvous. 0: never; at most 500k",
+     FS_PARAM_FIELD(ucx_frag_max)},
     {"self_eager_limit", FS_PARAM_SIZE, "16384",
      "Sends to self up to this many bytes are copied and complete at once; "
      "larger ones wait for the matching receive (rendezvous)",
@@ -54,10 +64,9 @@ const fs_param_desc_t fs_param_table[] = {
      "FAST_CMPL: eager up to its local rendezvous threshold, as pml ucx's "
      "MPI_Send); 0: none. Open MPI's collectives exchange with irecv and a "
      "blocking send, and eager lets each side go on at once (OSU allreduce "
-     "32-64 KiB at 2 and 4 ranks: 1.4x -> 1.1x of pml ucx). Larger messages "
-     "and point-to-point keep the single-copy rendezvous, which beats UCX's "
-     "multi-fragment active-message eager (reassembled, copied twice) by up "
-     "to 2x: osu_latency 16-128 KiB, allreduce 128-256 KiB at 4 ranks",
+     "32-64 KiB at 2 and 4 ranks: 1.4x -> 1.1x of pml ucx). Above one UCX "
+     "segment, up to ucx_frag_max, failstop's own fragments come first: they "
+     "complete as soon as UCX has taken them, whatever the caller",
      FS_PARAM_FIELD(send_fast_local_max)},
     {"finalize_timeout_ms", FS_PARAM_INT, "3000",
      "Upper bound in ms on flushing and closing endpoints in MPI_Finalize; "

@@ -104,6 +104,7 @@ static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
     tl_config.keepalive_ms  = config->params->ucx_keepalive_ms;
     tl_config.fifo_size     = config->params->ucx_fifo_size;
     tl_config.cma_seg_size  = config->params->ucx_cma_seg_size;
+    tl_config.frag_max      = config->params->ucx_frag_max;
     tl_config.estimated_eps = config->estimated_peers;
     tl_config.ofi_provider  = config->params->ofi_provider;
     return engine->tl_ops->init(&tl_config, &fs_engine_upcalls, engine,

@@ -149,7 +149,12 @@ fs_msg_t *fs_msg_store(fs_engine_t *engine, const fs_msg_t *fresh,
     fs_msg_t *msg = fs_msg_clone(engine, fresh);
 
     if ((msg == NULL) || (msg->kind != FS_MSG_EAGER) || (msg->len == 0)) {
-        /* rendezvous/self: the descriptor or sreq is the payload */
+        /* rendezvous/self: the descriptor or sreq is the payload; a
+         * transport that receives the payload itself holds it here */
+        if ((msg != NULL) && (rx != NULL) && (msg->kind == FS_MSG_RNDV) &&
+            (rx->flags & FS_TL_RX_PERSISTENT)) {
+            msg->store = FS_MSG_STORE_TL;
+        }
         return (msg == NULL) ? NULL : fs_msg_admit(engine, msg);
     }
     if ((rx != NULL) && (rx->flags & FS_TL_RX_PERSISTENT)) {

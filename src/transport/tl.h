@@ -50,10 +50,18 @@ enum {
                                    protocol that completes locally soonest
                                    (eager to a higher size, as UCX's
                                    FAST_CMPL, which pml ucx's MPI_Send uses) */
+#define FS_TL_SEND_WAITED 0x10u /* a blocking send: its caller does nothing
+                                   until it completes (UCX: pushed fragments,
+                                   which complete once taken, rather than a
+                                   rendezvous, which saves a copy but waits
+                                   for the receiver) */
 
 /* Describes an incoming message's payload. */
 #define FS_TL_RX_RNDV        0x1u  /* data is a descriptor: fetch with recv_data */
-#define FS_TL_RX_PERSISTENT  0x2u  /* data may be kept after the upcall returns */
+#define FS_TL_RX_PERSISTENT  0x2u  /* data may be kept after the upcall returns;
+                                      with RNDV: the payload comes (or came)
+                                      into this process, held by the
+                                      transport until recv_data or release */
 
 typedef struct fs_tl_rx {
     void      *desc;        /* what to pass to recv_data / release */
@@ -77,6 +85,7 @@ typedef struct fs_tl_config {
     int                   keepalive_ms;
     int                   fifo_size;
     size_t                cma_seg_size;
+    size_t                frag_max;      /* UCX: pushed fragments up to this */
     size_t                estimated_eps;
     const char           *ofi_provider;  /* OFI: provider name, "" for any */
 } fs_tl_config_t;

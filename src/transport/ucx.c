@@ -7,7 +7,7 @@
  * back on (MM_ERROR_HANDLING, CMA_MEMORY_INVALIDATE) and force the GET
  * rendezvous scheme, so a peer only ever reads our memory: a peer we gave up
  * on can never write into a buffer we already returned to the user. */
-#include "transport/tl.h"
+#include "transport/ucx_int.h"
 #include "transport/ucx_lanes.h"
 #include "common/fs_list.h"
 #include "common/fs_log.h"
@@ -24,33 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct fs_tl {
-    ucp_context_h           context;
-    ucp_worker_h            worker;
-    ucp_address_t          *address;
-    size_t                  address_len;
-    fs_tl_upcalls_t         up;
-    void                   *up_arg;
-    const fs_dt_ops_t      *dt_ops;
-    ucp_datatype_t          generic_dt;   /* packs/unpacks via dt_ops, drops excess */
-    fs_mpool_t              dt_states;
-    uint32_t                fault_ctx;    /* FS_FAULT_CTX_SLOW_LINK or 0 */
-    void                   *cb_desc;      /* desc of the AM callback running
-                                             now (rendezvous or persistent) */
-    fs_list_t               closing;      /* fs_tl_ep_t whose close is in flight */
-};
-
-struct fs_tl_ep {
-    ucp_ep_h                ep;
-    fs_tl_t                *tl;
-    void                   *user;
-    int                     failed;
-    void                   *close_req;    /* the close in flight (on tl->closing) */
-    fs_list_t               elem;
-    size_t                  addr_len;
-    uint8_t                 addr[];       /* the peer's, for a reconnect */
-};
-
 /* State of one non-contiguous or truncating transfer. */
 typedef struct fs_ucx_dt_state {
     fs_tl_t                *tl;
@@ -58,7 +31,7 @@ typedef struct fs_ucx_dt_state {
     size_t                  total;
 } fs_ucx_dt_state_t;
 
-static fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status)
+fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status)
 {
     const fs_fault_row_t *row;
 
@@ -175,20 +148,6 @@ static ucs_status_t fs_ucx_am_agree_cb(void *arg, const void *header,
                         FS_AM_AGREE);
 }
 
-/* Private area inside every request UCX allocates (ucp_params.request_size):
- * lets a completion callback find its transport.  tl is NULL while the
- * request is not tracked by us: a callback that finds it NULL runs inside the
- * call that started the operation (UCX does that when a rendezvous receive
- * or a close fails at once), so it only records the result for
- * fs_ucx_op_track, which then reports the operation as finished. */
-typedef struct fs_ucx_req {
-    fs_tl_t      *tl;
-    fs_tl_ep_t   *closing;       /* ep_close: freed when the close completes */
-    size_t        inline_length;
-    ucs_status_t  inline_status;
-    uint8_t       inline_done;
-} fs_ucx_req_t;
-
 static void fs_ucx_req_init(void *request)
 {
     memset(request, 0, sizeof(fs_ucx_req_t));
@@ -264,6 +223,9 @@ static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
     const void *buffer;
     size_t count;
 
+    if (fs_ucx_frag_wants(tl, am_id, hdr_len, buf, flags)) {
+        return fs_ucx_frag_send(tl, tep, hdr, hdr_len, buf, flags, op);
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.send      = fs_ucx_send_cb;
     param.user_data    = op;
@@ -301,6 +263,9 @@ static fs_status_t fs_ucx_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf
     void *buffer;
     size_t count;
 
+    if (fs_ucx_frag_is(desc)) {
+        return fs_ucx_frag_recv_data(tl, desc, buf, op);
+    }
     if (fs_unlikely(msg_len == 0) && (desc != tl->cb_desc)) {
         /* A zero-length rendezvous kept past its callback: UCX 1.13's
          * ucp_am_recv_data_nbx acknowledges it but never frees the
@@ -329,6 +294,10 @@ static fs_status_t fs_ucx_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf
 
 static void fs_ucx_release(fs_tl_t *tl, void *desc)
 {
+    if (fs_ucx_frag_is(desc)) {
+        fs_ucx_frag_release(tl, desc);
+        return;
+    }
     if (desc == tl->cb_desc) {
         /* UCX's contract: a descriptor the callback does not keep (it
          * returns UCS_OK) is UCX's, which frees it and acknowledges a
@@ -341,7 +310,12 @@ static void fs_ucx_release(fs_tl_t *tl, void *desc)
 
 static void fs_ucx_cancel(fs_tl_t *tl, fs_tl_op_t *op)
 {
-    if (op->busy) {
+    if (!op->busy) {
+        return;
+    }
+    if (fs_ucx_frag_is(op->handle)) {
+        fs_ucx_frag_cancel(tl, op);
+    } else {
         ucp_request_cancel(tl->worker, op->handle);
     }
 }
@@ -702,7 +676,8 @@ static fs_status_t fs_ucx_worker_create(fs_tl_t *tl, const fs_tl_config_t *cfg)
     tl->address_len = attr.address_length;
     if ((fs_ucx_set_handler(tl, FS_AM_MATCH, fs_ucx_am_match_cb) != FS_OK) ||
         (fs_ucx_set_handler(tl, FS_AM_CTRL, fs_ucx_am_ctrl_cb) != FS_OK) ||
-        (fs_ucx_set_handler(tl, FS_AM_AGREE, fs_ucx_am_agree_cb) != FS_OK)) {
+        (fs_ucx_set_handler(tl, FS_AM_AGREE, fs_ucx_am_agree_cb) != FS_OK) ||
+        (fs_ucx_frag_set_handlers(tl) != FS_OK)) {
         return FS_ERR_LOCAL;
     }
     return FS_OK;
@@ -731,6 +706,7 @@ static void fs_ucx_abandon_closes(fs_tl_t *tl)
 static void fs_ucx_fini(fs_tl_t *tl)
 {
     fs_ucx_abandon_closes(tl);
+    fs_ucx_frag_fini(tl);
     if (tl->address != NULL) {
         ucp_worker_release_address(tl->worker, tl->address);
     }
@@ -825,7 +801,11 @@ static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
                     FS_FAULT_CTX_SLOW_LINK : 0;
     fs_mpool_init(&tl->dt_states, "ucx-dt-state", sizeof(fs_ucx_dt_state_t),
                   64, 0, NULL);
-    status = fs_ucx_context_create(tl, cfg);
+    status = fs_ucx_frag_init(tl, fs_ucx_version_at_least(1, 16) ? FS_UCX_FRAG_PIECE + 1 :
+                                  FS_UCX_FRAG_EAGER_MAX + 1, cfg->frag_max);
+    if (status == FS_OK) {
+        status = fs_ucx_context_create(tl, cfg);
+    }
     if (status == FS_OK) {
         status = fs_ucx_worker_create(tl, cfg);
     }

@@ -40,6 +40,7 @@ typedef struct fake_msg {
     uint8_t          *data;      /* eager copy, or the sender's contiguous data */
     size_t            len;
     int               rndv;
+    unsigned          flags;      /* the send's FS_TL_SEND_* */
     int               in_upcall;  /* freed by fake_progress, not by the engine */
     int               released;   /* the engine released it inside its upcall */
     int               fetching;   /* a fetch of it is in flight */
@@ -205,6 +206,7 @@ static fs_status_t fake_am_send(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id,
     }
     m = fake_msg_new(hdr, hdr_len, buf->len);
     m->am_id     = am_id;
+    m->flags     = flags;
     m->sender_tl = tl;
     m->rndv      = (flags & FS_TL_SEND_RNDV) ||
                    (buf->len > ((flags & FS_TL_SEND_FAST) ? FAKE_RNDV_THRESH_FAST :

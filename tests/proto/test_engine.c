@@ -395,7 +395,9 @@ Test(engine, short_match_header_when_the_fields_fit)
  * completes locally soonest (UCX's FAST_CMPL: eager up to its local
  * rendezvous threshold) when it is collective traffic (negative tag) of at
  * most pml_failstop_send_fast_local_max bytes; a nonblocking or
- * point-to-point one never, and a synchronous one is still a rendezvous. */
+ * point-to-point one never, and a synchronous one is still a rendezvous.
+ * Every standard blocking send tells the transport it is waited for
+ * (FS_TL_SEND_WAITED: UCX's pushed fragments), a nonblocking one never. */
 Test(engine, blocking_send_prefers_local_completion)
 {
     static uint8_t sb[8000], rb[8000];
@@ -423,6 +425,8 @@ Test(engine, blocking_send_prefers_local_completion)
         cr_expect_eq(st, c[k].rndv ? FS_INPROGRESS : FS_OK, "case %u: %d", k, st);
         cr_assert_gt(tl0->ninbox, 0);
         cr_expect_eq(tl0->inbox[tl0->ninbox - 1]->rndv, c[k].rndv, "case %u", k);
+        cr_expect_eq(!!(tl0->inbox[tl0->ninbox - 1]->flags & FS_TL_SEND_WAITED),
+                     c[k].blocking && (c[k].mode == FS_SEND_STANDARD), "case %u: waited", k);
         s.done = (st != FS_INPROGRESS);
         memset(rb, 0, sizeof(rb));
         recv_msg(&r, 0, 1, c[k].tag, rb, sizeof(rb));

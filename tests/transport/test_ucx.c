@@ -7,6 +7,7 @@
 #include <criterion/redirect.h>
 
 #include "transport/tl.h"
+#include "transport/ucx_pair.h"
 
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/log_def.h>
@@ -56,44 +57,19 @@ static void on_send(fs_tl_op_t *op, fs_status_t status, size_t length)
     send_status = status;
 }
 
-static void start(side_t *s)
-{
-    fs_tl_config_t cfg;
-
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.keepalive_ms  = 100;
-    cfg.fifo_size     = 1024;
-    cfg.cma_seg_size  = 4 << 20;
-    cfg.estimated_eps = 2;
-    cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, s, &s->tl), FS_OK);
-}
-
 static void setup(void)
 {
-    const void *addr;
-    size_t len;
-
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
     send_done = 0;
-    start(&a);
-    start(&b);
-    cr_assert_eq(fs_tl_ucx_ops.address(b.tl, &addr, &len), FS_OK);
-    cr_assert_eq(fs_tl_ucx_ops.ep_create(a.tl, addr, len, &b, &a_to_b), FS_OK);
+    a.tl   = ucx_pair_start(&upcalls, &a, 1024, 0);
+    b.tl   = ucx_pair_start(&upcalls, &b, 1024, 0);
+    a_to_b = ucx_pair_connect(a.tl, b.tl, &b);
 }
 
 static void progress_for(double secs)
 {
-    struct timespec t0, t;
-    double el;
-
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do {
-        fs_tl_ucx_ops.progress(a.tl);
-        fs_tl_ucx_ops.progress(b.tl);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
-    } while (el < secs);
+    ucx_pair_progress(a.tl, b.tl, secs);
 }
 
 /* What went to the redirected stdout (UCX's log) and stderr, in out. */
@@ -239,7 +215,7 @@ Test(ucx, every_setting_is_taken_by_a_transport)
     cr_redirect_stdout();           /* UCX's log goes to stdout */
     cr_redirect_stderr();
     memset(&c, 0, sizeof(c));
-    start(&c);
+    c.tl = ucx_pair_start(&upcalls, &c, 1024, 0);
     fs_tl_ucx_ops.fini(c.tl);
     fs_tl_ucx_ops.fini(a.tl);
     fs_tl_ucx_ops.fini(b.tl);

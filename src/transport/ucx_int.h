@@ -1,0 +1,140 @@
+/* UCX transport internals shared by its files: ucx.c (UCP setup, eager and
+ * UCP rendezvous, endpoints) and ucx_frag.c (pushed fragments for medium
+ * messages). */
+#ifndef FS_TRANSPORT_UCX_INT_H
+#define FS_TRANSPORT_UCX_INT_H
+
+#include "transport/tl.h"
+#include "common/fs_list.h"
+#include "common/fs_mpool.h"
+
+#include <ucp/api/ucp.h>
+
+#include <stdint.h>
+
+/* Active-message ids of the transport's own, after the engine's. */
+enum {
+    FS_UCX_AM_FRAG_FIRST = FS_AM_COUNT,   /* fs_ucx_frag_hdr_t + engine header */
+    FS_UCX_AM_FRAG_NEXT                    /* fs_ucx_frag_hdr_t */
+};
+
+/* Payload bytes per fragment: one single-fragment eager message with its
+ * headers (UCP's 8, ours up to FS_UCX_FRAG_HDR_MAX) inside UCX's default
+ * 8 KiB segment of shared memory (8256) and of TCP (8192); a larger one
+ * would go as UCX's multi-fragment eager, which the receiver reassembles in
+ * a buffer it mallocs. */
+#define FS_UCX_FRAG_PIECE     8000u
+/* Up to this, UCX 1.13's own single-fragment eager carries a message over
+ * shared memory (8 KiB and headers fit its segment): splitting it would
+ * send two where one goes (osu_bw 8 KiB: 0.73x pml ucx split, 1.08x
+ * whole).  From UCX 1.16 failstop sets RNDV_THRESH to 8 KiB (ucx.c), so
+ * there fragments start above one fragment instead. */
+#define FS_UCX_FRAG_EAGER_MAX 8192u
+#define FS_UCX_FRAG_PIECES    64u      /* most fragments of one message */
+#define FS_UCX_FRAG_HDR_MAX   64u      /* largest engine header carried */
+#define FS_UCX_FRAG_BUCKETS   64u
+
+/* Wire header of every fragment.  `word` is the total length in the first
+ * fragment and the offset of the data in the others. */
+typedef struct fs_ucx_frag_hdr {
+    uint64_t  sender;       /* the sending transport's random id */
+    uint32_t  msg;          /* that sender's count of fragmented messages */
+    uint32_t  word;
+} fs_ucx_frag_hdr_t;
+
+typedef struct fs_ucx_frag_rx fs_ucx_frag_rx_t;
+typedef struct fs_ucx_frag_tx fs_ucx_frag_tx_t;
+
+typedef struct fs_ucx_frag {
+    uint64_t    self_id;
+    uint32_t    next_msg;
+    size_t      min;            /* fragment messages from this size */
+    size_t      max;            /* up to this; 0: never */
+    fs_mpool_t  rx_pool;
+    fs_mpool_t  tx_pool;
+    fs_list_t   rx_hash[FS_UCX_FRAG_BUCKETS];   /* receives not yet complete */
+    fs_list_t   rx_kept;        /* complete, held until fetched or released */
+    fs_list_t   tx_live;        /* sends UCX still holds fragments of */
+    uint64_t    dropped;        /* fragments of nothing known (logged once) */
+} fs_ucx_frag_t;
+
+struct fs_tl {
+    ucp_context_h           context;
+    ucp_worker_h            worker;
+    ucp_address_t          *address;
+    size_t                  address_len;
+    fs_tl_upcalls_t         up;
+    void                   *up_arg;
+    const fs_dt_ops_t      *dt_ops;
+    ucp_datatype_t          generic_dt;   /* packs/unpacks via dt_ops, drops excess */
+    fs_mpool_t              dt_states;
+    uint32_t                fault_ctx;    /* FS_FAULT_CTX_SLOW_LINK or 0 */
+    void                   *cb_desc;      /* desc of the AM callback running
+                                             now (rendezvous or persistent) */
+    fs_list_t               closing;      /* fs_tl_ep_t whose close is in flight */
+    fs_ucx_frag_t           frag;
+};
+
+struct fs_tl_ep {
+    ucp_ep_h                ep;
+    fs_tl_t                *tl;
+    void                   *user;
+    int                     failed;
+    void                   *close_req;    /* the close in flight (on tl->closing) */
+    fs_list_t               elem;
+    size_t                  addr_len;
+    uint8_t                 addr[];       /* the peer's, for a reconnect */
+};
+
+/* Private area inside every request UCX allocates (ucp_params.request_size):
+ * lets a completion callback find its transport.  tl is NULL while the
+ * request is not tracked by us: a callback that finds it NULL runs inside the
+ * call that started the operation (UCX does that when a rendezvous receive
+ * or a close fails at once), so it only records the result for
+ * fs_ucx_op_track, which then reports the operation as finished. */
+typedef struct fs_ucx_req {
+    fs_tl_t      *tl;
+    fs_tl_ep_t   *closing;       /* ep_close: freed when the close completes */
+    size_t        inline_length;
+    ucs_status_t  inline_status;
+    uint8_t       inline_done;
+} fs_ucx_req_t;
+
+fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status);
+
+/* ucx_frag.c.  Descriptors and op handles of fragmented messages are their
+ * state's address with the top bit set, which no user-space address has
+ * (x86-64, aarch64 Linux): release, recv_data and cancel tell them from
+ * UCX's own by that bit alone. */
+fs_status_t fs_ucx_frag_init(fs_tl_t *tl, size_t min, size_t max);
+void        fs_ucx_frag_fini(fs_tl_t *tl);
+fs_status_t fs_ucx_frag_set_handlers(fs_tl_t *tl);
+
+/* Blocking sends only: a nonblocking sender goes on while a rendezvous
+ * waits, and its single copy wins a stream (osu_bw 64 KiB: 0.95x pml ucx
+ * by rendezvous, 0.74x by fragments, which fill the shared-memory FIFO
+ * nine entries a message). */
+static inline int fs_ucx_frag_wants(const fs_tl_t *tl, unsigned am_id, size_t hdr_len,
+                                    const fs_buf_t *buf, unsigned flags)
+{
+    return (buf->len >= tl->frag.min) && (buf->len <= tl->frag.max) &&
+           (am_id == FS_AM_MATCH) && (buf->dt == NULL) &&
+           (hdr_len <= FS_UCX_FRAG_HDR_MAX) &&
+           ((flags & (FS_TL_SEND_WAITED | FS_TL_SEND_RNDV | FS_TL_SEND_EAGER)) ==
+            FS_TL_SEND_WAITED);
+}
+
+static inline int fs_ucx_frag_is(const void *desc_or_handle)
+{
+    return ((uintptr_t)desc_or_handle >> 63) != 0;
+}
+
+fs_status_t fs_ucx_frag_send(fs_tl_t *tl, fs_tl_ep_t *tep, const void *hdr,
+                             size_t hdr_len, const fs_buf_t *buf, unsigned flags,
+                             fs_tl_op_t *op);
+fs_status_t fs_ucx_frag_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
+                                  fs_tl_op_t *op);
+void        fs_ucx_frag_release(fs_tl_t *tl, void *desc);
+void        fs_ucx_frag_cancel(fs_tl_t *tl, fs_tl_op_t *op);
+
+#endif
