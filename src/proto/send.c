@@ -247,8 +247,8 @@ fs_status_t fs_send_start(fs_send_t *sreq)
     } else {
         status = fs_send_remote(engine, sreq, peer,
                                 (sreq->mode == FS_SEND_SYNC) ? FS_TL_SEND_RNDV :
-                                fs_send_fast(engine, sreq) ? FS_TL_SEND_FAST | FS_TL_SEND_WAITED :
-                                sreq->blocking ? FS_TL_SEND_WAITED : 0);
+                                (fs_send_fast(engine, sreq) ? FS_TL_SEND_FAST : 0) |
+                                (sreq->blocking ? FS_TL_SEND_WAITED : 0));
         if (fs_unlikely(ep->imm_refused != 0)) {
             fs_send_learn_imm(ep, sreq->buf.len, status);
         }

@@ -159,10 +159,7 @@ static void fs_ucx_op_done(fs_tl_op_t *op, void *request, ucs_status_t status,
     fs_ucx_req_t *ureq = request;
     fs_tl_t *tl        = ureq->tl;
 
-    if (fs_unlikely(tl == NULL)) {
-        ureq->inline_status = status;
-        ureq->inline_length = length;
-        ureq->inline_done   = 1;
+    if (fs_ucx_req_inline(ureq, status, length)) {
         return;
     }
     ureq->tl   = NULL;
@@ -184,9 +181,10 @@ static void fs_ucx_recv_data_cb(void *request, ucs_status_t status,
 }
 
 /* UCX returns NULL for immediate completion and otherwise runs the callback
- * from a later progress call (or, on some errors, already ran it). */
-static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
-                                   ucs_status_ptr_t request)
+ * from a later progress call (or, on some errors, already ran it).  FS_OK,
+ * FS_ERR_AGAIN (only with FORCE_IMM_CMPL), an error, or FS_INPROGRESS: the
+ * request is ours to track (its tl is set). */
+fs_status_t fs_ucx_req_claim(fs_tl_t *tl, ucs_status_ptr_t request)
 {
     fs_ucx_req_t *ureq = request;
     ucs_status_t status;
@@ -196,7 +194,7 @@ static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
     }
     if (UCS_PTR_IS_ERR(request)) {
         if (UCS_PTR_STATUS(request) == UCS_ERR_NO_RESOURCE) {
-            return FS_ERR_AGAIN;    /* only with FORCE_IMM_CMPL */
+            return FS_ERR_AGAIN;
         }
         return fs_ucx_status(tl, UCS_PTR_STATUS(request));
     }
@@ -206,10 +204,20 @@ static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
         ucp_request_free(request);
         return fs_ucx_status(tl, status);
     }
-    ureq->tl   = tl;
-    op->handle = request;
-    op->busy   = 1;
+    ureq->tl = tl;
     return FS_INPROGRESS;
+}
+
+static fs_status_t fs_ucx_op_track(fs_tl_t *tl, fs_tl_op_t *op,
+                                   ucs_status_ptr_t request)
+{
+    fs_status_t st = fs_ucx_req_claim(tl, request);
+
+    if (st == FS_INPROGRESS) {
+        op->handle = request;
+        op->busy   = 1;
+    }
+    return st;
 }
 
 /* ---- operations -------------------------------------------------------- */

@@ -27,7 +27,6 @@
 #include "transport/ucx_int.h"
 #include "common/fs_log.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -45,7 +44,6 @@ typedef struct fs_ucx_frag_piece {
     void      *data;
     uint32_t   offset;
     uint32_t   len;
-    uint8_t    owned;       /* our malloc'd copy, not UCX's descriptor */
 } fs_ucx_frag_piece_t;
 
 struct fs_ucx_frag_rx {
@@ -112,11 +110,7 @@ static void fs_ucx_frag_free_pieces(fs_tl_t *tl, fs_ucx_frag_rx_t *rx)
     unsigned i;
 
     for (i = 0; i < rx->num_pieces; ++i) {
-        if (rx->pieces[i].owned) {
-            free(rx->pieces[i].data);
-        } else {
-            ucp_am_data_release(tl->worker, rx->pieces[i].data);
-        }
+        ucp_am_data_release(tl->worker, rx->pieces[i].data);
     }
     rx->num_pieces = 0;
 }
@@ -151,28 +145,16 @@ static void fs_ucx_frag_drop(fs_tl_t *tl, const char *why)
     }
 }
 
-/* Keeps a piece for a fetch to come: UCX's descriptor if it lets us (the
- * return value tells UCX), else a copy. */
-static ucs_status_t fs_ucx_frag_hold(fs_ucx_frag_rx_t *rx, void *data, uint32_t offset,
-                                     uint32_t len, const ucp_am_recv_param_t *param)
+/* Keeps a piece for a fetch to come: UCX's descriptor, which the handlers'
+ * UCP_AM_FLAG_PERSISTENT_DATA makes every piece come with. */
+static void fs_ucx_frag_hold(fs_ucx_frag_rx_t *rx, void *data, uint32_t offset,
+                             uint32_t len)
 {
-    fs_ucx_frag_piece_t *p = &rx->pieces[rx->num_pieces];
+    fs_ucx_frag_piece_t *p = &rx->pieces[rx->num_pieces++];
 
+    p->data   = data;
     p->offset = offset;
     p->len    = len;
-    p->owned  = !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA);
-    if (!p->owned) {
-        p->data = data;
-        ++rx->num_pieces;
-        return UCS_INPROGRESS;
-    }
-    p->data = malloc(len ? len : 1);
-    if (p->data == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-    memcpy(p->data, data, len);
-    ++rx->num_pieces;
-    return UCS_OK;
 }
 
 /* One piece of rx arrived.  Returns UCS_INPROGRESS if UCX's data is kept. */
@@ -195,12 +177,13 @@ static ucs_status_t fs_ucx_frag_piece_in(fs_tl_t *tl, fs_ucx_frag_rx_t *rx, void
     rx->arrived += (uint32_t)len;
     if (rx->state == FS_UCX_FRAG_FETCH) {
         fs_buf_unpack(tl->dt_ops, rx->buf, offset, data, len);
+    } else if ((rx->state == FS_UCX_FRAG_HELD) &&
+               (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
+        fs_ucx_frag_hold(rx, data, offset, (uint32_t)len);
+        ret = UCS_INPROGRESS;
     } else if (rx->state == FS_UCX_FRAG_HELD) {
-        ret = fs_ucx_frag_hold(rx, data, offset, (uint32_t)len, param);
-        if (ret == UCS_ERR_NO_MEMORY) {
-            rx->state = FS_UCX_FRAG_DROPPED;
-            ret       = UCS_OK;
-        }
+        fs_ucx_frag_drop(tl, "UCX did not keep its data");
+        rx->state = FS_UCX_FRAG_DROPPED;    /* its fetch will fail */
     }
     if (rx->arrived < rx->total) {
         return ret;
@@ -343,10 +326,8 @@ static void fs_ucx_frag_tx_cb(void *request, ucs_status_t status, void *user_dat
     fs_tl_t *tl          = ureq->tl;
     unsigned i;
 
-    if (tl == NULL) {       /* inside the send call, or abandoned at fini */
-        ureq->inline_status = status;
-        ureq->inline_done   = 1;
-        return;
+    if (fs_ucx_req_inline(ureq, status, 0)) {
+        return;             /* inside the send call, or abandoned at fini */
     }
     ureq->tl = NULL;
     for (i = 0; i < tx->n; ++i) {
@@ -371,8 +352,7 @@ static fs_status_t fs_ucx_frag_put(fs_tl_t *tl, fs_tl_ep_t *tep, fs_ucx_frag_tx_
 {
     ucp_request_param_t param;
     ucs_status_ptr_t req;
-    fs_ucx_req_t *ureq;
-    ucs_status_t status;
+    fs_status_t st;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                          UCP_OP_ATTR_FIELD_FLAGS;
@@ -381,20 +361,10 @@ static fs_status_t fs_ucx_frag_put(fs_tl_t *tl, fs_tl_ep_t *tep, fs_ucx_frag_tx_
     param.flags        = UCP_AM_SEND_FLAG_EAGER;
     req = ucp_am_send_nbx(tep->ep, (i == 0) ? FS_UCX_AM_FRAG_FIRST : FS_UCX_AM_FRAG_NEXT,
                           hdr, hdr_len, data, len, &param);
-    if (fs_likely(req == NULL)) {
-        return FS_OK;
+    st = fs_ucx_req_claim(tl, req);
+    if (st != FS_INPROGRESS) {
+        return st;
     }
-    if (UCS_PTR_IS_ERR(req)) {
-        return fs_ucx_status(tl, UCS_PTR_STATUS(req));
-    }
-    ureq = req;
-    if (fs_unlikely(ureq->inline_done)) {
-        status            = ureq->inline_status;
-        ureq->inline_done = 0;
-        ucp_request_free(req);
-        return fs_ucx_status(tl, status);
-    }
-    ureq->tl    = tl;
     tx->reqs[i] = req;
     ++tx->pending;
     return FS_OK;

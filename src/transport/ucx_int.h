@@ -101,6 +101,21 @@ typedef struct fs_ucx_req {
 } fs_ucx_req_t;
 
 fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status);
+fs_status_t fs_ucx_req_claim(fs_tl_t *tl, ucs_status_ptr_t request);
+
+/* A completion callback of a request not (or no longer) tracked: it ran
+ * inside the call that started it, or after the transport ended; only the
+ * result is recorded, for fs_ucx_req_claim.  Returns 1 if so. */
+static inline int fs_ucx_req_inline(fs_ucx_req_t *ureq, ucs_status_t status, size_t length)
+{
+    if (ureq->tl != NULL) {
+        return 0;
+    }
+    ureq->inline_status = status;
+    ureq->inline_length = length;
+    ureq->inline_done   = 1;
+    return 1;
+}
 
 /* ucx_frag.c.  Descriptors and op handles of fragmented messages are their
  * state's address with the top bit set, which no user-space address has
