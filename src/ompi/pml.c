@@ -73,8 +73,10 @@ int mca_pml_failstop_close(void)
 }
 
 /* failstop-run: this rank's MPI_Init has returned (the first progress call
- * after it).  A rank that dies inside MPI_Init may leave the others in Open
- * MPI 4.1's closing fence for ever; failstop-run tells from these marks. */
+ * after it).  A rank that dies inside MPI_Init may leave the others in the
+ * runtime's closing fence for ever; failstop-rank (which holds the dead
+ * rank's exit until the others are out) and failstop-run tell from these
+ * marks. */
 static void fs_ompi_mark_ready(void)
 {
     if (ompi_mpi_state >= OMPI_MPI_STATE_INIT_COMPLETED) {

@@ -28,7 +28,18 @@
  *
  * The waiter sleeps in sigtimedwait() on SIGCHLD: blocked while the rank runs
  * (until the next planned signal, if any); while the rank is stopped it wakes
- * every FS_RANK_TICK_MS to notice its own stalls. */
+ * every FS_RANK_TICK_MS to notice its own stalls.
+ *
+ * A rank that ended inside MPI_Init after the address exchange (its up.<N>
+ * record, no ready.<N>) leaves the others in the runtime's closing fence of
+ * MPI_Init.  The local PMIx server releases that fence without the dead
+ * process only if it sees the process's connection drop before the runtime,
+ * told of the death by this waiter's exit, deregisters the process: PMIx
+ * 5.0.7's deregistration (remove_client) closes the socket without counting
+ * the process out of pending collectives, and the fence then waits for it
+ * for ever (caught 1 run in 20-40 under load, tf_life_wireup_stop).  So the
+ * waiter records the end at once but exits only when every other rank has
+ * left MPI_Init or ended (their records), or after FS_RANK_INIT_HOLD_MS. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -49,6 +60,10 @@
 #define FS_RANK_TICK_MS          100
 /* A wake-up this much later than planned means the waiter itself stalled. */
 #define FS_RANK_STALL_MS         500
+/* Longest hold of the exit after a death inside MPI_Init (above); below
+ * failstop-run's 5 s, after which it ends a job still held there. */
+#define FS_RANK_INIT_HOLD_MS     4000
+#define FS_RANK_INIT_POLL_MS     5
 /* "Never", in seconds (no libm: the Makefile links this without -lm). */
 #define FS_RANK_NEVER            1e30
 
@@ -281,6 +296,55 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
     }
 }
 
+/* Whether the record KIND.RANK exists in the status directory DIR. */
+static int fs_rank_has_record(const char *dir, const char *kind, int rank)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s/%s.%d", dir, kind, rank);
+
+    return (n > 0) && ((size_t)n < sizeof(path)) && (access(path, F_OK) == 0);
+}
+
+/* Whether some other rank that started has neither left MPI_Init nor
+ * ended. */
+static int fs_rank_others_in_init(const char *dir, int rank, int size)
+{
+    int r;
+
+    for (r = 0; r < size; r++) {
+        if ((r != rank) && fs_rank_has_record(dir, "started", r) &&
+            !fs_rank_has_record(dir, "ready", r) &&
+            !fs_rank_has_record(dir, "rank", r)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After the rank's end is recorded: holds this waiter's exit while the
+ * others may still be in MPI_Init's closing fence (see the top comment).
+ * Only where the status directory is local: elsewhere the records of the
+ * others are not visible. */
+static void fs_rank_hold_init_death(int rank)
+{
+    const char *dir = getenv("FAILSTOP_STATUS_DIR");
+    const char *size_env = getenv("OMPI_COMM_WORLD_SIZE");
+    const struct timespec poll = {0, FS_RANK_INIT_POLL_MS * 1000000L};
+    double until;
+    int size;
+
+    if ((dir == NULL) || (*dir == '\0') || (size_env == NULL) || (rank < 0) ||
+        !fs_rank_has_record(dir, "up", rank) || fs_rank_has_record(dir, "ready", rank) ||
+        fs_rank_has_record(dir, "finalized", rank)) {
+        return;
+    }
+    size  = atoi(size_env);
+    until = fs_time_now() + FS_RANK_INIT_HOLD_MS * 1e-3;
+    while (fs_rank_others_in_init(dir, rank, size) && (fs_time_now() < until)) {
+        nanosleep(&poll, NULL);
+    }
+}
+
 /* The launcher told the program its command line through OMPI_COMMAND and
  * OMPI_ARGV (MPI_INFO_ENV's "command" and "argv"), and they name this
  * wrapper: programs that spawn copies of themselves from MPI_INFO_ENV
@@ -355,6 +419,7 @@ int main(int argc, char **argv)
     signal(SIGCONT, fs_rank_forward);
     status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, rank, &out);
     fs_rank_record(rank, status, &out);
+    fs_rank_hold_init_death(rank);
     if (WIFSIGNALED(status)) {
         return 128 + WTERMSIG(status);
     }

@@ -8,14 +8,15 @@
  * MPIX_ERR_RANK_FAIL_STOP (never MPI_ERR_INTERN, never a hang: a watchdog
  * alarm), then they keep talking among themselves (ft_dead_peer_first_ops,
  * shared with tf_fail_early).  tf_life_wireup_stop: the same with SIGSTOP.
+ * The runtime's closing fence of MPI_Init used to wait for the dead process
+ * for ever in 1 run in 10 to 40 (over TCP, the runtime deregistering it
+ * before its PMIx server saw the connection drop); failstop-rank now holds
+ * the dead rank's exit until the others have left MPI_Init, so every run must
+ * end with the survivors' OK lines (0 held in 190 runs under load, 3 in 60
+ * before; tests/tools/test_init_hold.sh tests the hold itself).
  * FS_TEST_NPS: 3
- * Open MPI 4.1's closing fence of MPI_Init sometimes waits for the dead
- * process for ever (1 run in 10 to 40 here); then failstop-run ends the job
- * promptly, naming it, which is the other outcome accepted.
  * FS_TEST_OPTS: --mca pml_failstop_inject 2:at=wireup
  * FS_TEST_FAULT: 1
- * FS_TEST_EXPECT: ok-or-abort
- * FS_TEST_EXPECT_OUTPUT: process 2 ended in MPI_Init and the others are still held
  */
 #include "faulttest.h"
 

@@ -11,7 +11,12 @@
 # reached the program (Open MPI 5's own launcher hung: 4 of 144 control
 # runs here on 2026-11-27, none before that day, never a failstop run); it
 # is inconclusive (NOTE), and the program then needs a control run that
-# passed among its REPEAT ones.  Open MPI 5 only
+# passed among its REPEAT ones.  So is a control run in which Open MPI's
+# btl tcp could not pair its interfaces ("Unable to find reachable
+# pairing"): ob1's failure detection then misses the dead process and the
+# survivors wait out the limit (about 1 control run in 25 here on
+# 2026-11-28; never a failstop run, which does not use btl tcp).
+# Open MPI 5 only
 # (make test-ompi5).
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
@@ -34,7 +39,8 @@ survivors() {
 }
 
 # run NAME PROG LAUNCHER...: one job; PASS/FAIL line; 0 if passed, 3 if
-# it printed nothing and outlived its limit (NOTE)
+# inconclusive (NOTE: printed nothing and outlived its limit, or a control
+# run without btl tcp pairing)
 run() {
     local what=$1 prog=$2 out rc ok t0=$SECONDS want
     want=$(survivors "$2")
@@ -48,6 +54,10 @@ run() {
     fi
     if [ "$rc" -eq 124 ] && [ -z "$out" ]; then
         echo "NOTE $(basename "$prog") $what np=$NP: printed nothing in $LIMIT s (the launcher hung): inconclusive"
+        return 3
+    fi
+    if [ "$what" = ulfm-ob1 ] && grep -q "Unable to find reachable pairing" <<< "$out"; then
+        echo "NOTE $(basename "$prog") $what np=$NP: exit $rc, Open MPI's btl tcp found no interface pairing: inconclusive"
         return 3
     fi
     echo "FAIL $(basename "$prog") $what np=$NP: $ok of $want survivors OK, exit $rc$([ "$rc" -eq 124 ] && echo " (time limit)")"
