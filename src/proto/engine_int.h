@@ -310,6 +310,13 @@ static inline void fs_engine_release_desc(fs_engine_t *engine, void *desc)
     engine->tl_ops->release(engine->tl, desc);
 }
 
+/* Whether a held descriptor's payload is all in this process (tl.h). */
+static inline int fs_engine_desc_whole(const fs_engine_t *engine, const void *desc)
+{
+    return (engine->tl_ops->desc_whole != NULL) &&
+           engine->tl_ops->desc_whole(engine->tl, desc);
+}
+
 /* Counts a message toward pml_failstop_inject (UINT64_MAX: never); ep is
  * the remote peer a message was just sent to, else NULL. */
 static inline void fs_engine_count_msg(fs_engine_t *engine, const fs_ep_t *ep)

@@ -72,9 +72,11 @@ static fs_status_t fs_recv_fetch(fs_engine_t *engine, fs_recv_t *rreq,
     rreq->super.status = status;
     if (fs_unlikely(!fs_ep_is_usable(rreq->super.ep)) &&
         (rreq->super.ep->state != FS_EP_LEFT) &&
-        (rreq->super.ep->state != FS_EP_SUSPECTED)) {
+        (rreq->super.ep->state != FS_EP_SUSPECTED) &&
+        !fs_engine_desc_whole(engine, desc)) {
         /* the payload lived in a process that is gone (rule a); one that
-         * finalized keeps its sends alive until we took them (leave.c) */
+         * finalized keeps its sends alive until we took them (leave.c); one
+         * the transport pushed whole into this process is here */
         fs_engine_release_desc(engine, desc);
         return fs_peer_status(rreq->super.ep);
     }

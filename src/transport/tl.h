@@ -129,6 +129,10 @@ typedef struct fs_tl_ops {
      * descriptor it only records that the engine drops it: the transport
      * frees it when am_recv returns FS_OK, never twice. */
     void        (*release)(fs_tl_t *tl, void *desc);
+    /* Whether the payload of a descriptor kept from am_recv (RNDV and
+     * PERSISTENT) has wholly arrived in this process, so that its sender's
+     * failure cannot lose it (dead-peer rule a).  Optional (NULL: never). */
+    int         (*desc_whole)(fs_tl_t *tl, const void *desc);
     /* Asks an in-flight operation to finish early; its callback still runs. */
     void        (*cancel)(fs_tl_t *tl, fs_tl_op_t *op);
 

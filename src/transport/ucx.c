@@ -316,6 +316,13 @@ static void fs_ucx_release(fs_tl_t *tl, void *desc)
     ucp_am_data_release(tl->worker, desc);
 }
 
+static int fs_ucx_desc_whole(fs_tl_t *tl, const void *desc)
+{
+    (void)tl;
+    /* a UCP rendezvous descriptor's payload stays with its sender */
+    return fs_ucx_frag_is(desc) && fs_ucx_frag_whole(desc);
+}
+
 static void fs_ucx_cancel(fs_tl_t *tl, fs_tl_op_t *op)
 {
     if (!op->busy) {
@@ -854,6 +861,7 @@ const fs_tl_ops_t fs_tl_ucx_ops = {
     .am_send   = fs_ucx_am_send,
     .recv_data = fs_ucx_recv_data,
     .release   = fs_ucx_release,
+    .desc_whole = fs_ucx_desc_whole,
     .cancel    = fs_ucx_cancel,
     .progress  = fs_ucx_progress,
     .ep_describe = fs_ucx_ep_describe,

@@ -293,6 +293,14 @@ fs_status_t fs_ucx_frag_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
     return FS_INPROGRESS;
 }
 
+/* Every piece of a message not yet fetched has arrived and is held. */
+int fs_ucx_frag_whole(const void *desc)
+{
+    const fs_ucx_frag_rx_t *rx = fs_ucx_frag_untag(desc);
+
+    return (rx->state == FS_UCX_FRAG_HELD) && (rx->arrived == rx->total);
+}
+
 void fs_ucx_frag_release(fs_tl_t *tl, void *desc)
 {
     fs_ucx_frag_rx_t *rx = fs_ucx_frag_untag(desc);

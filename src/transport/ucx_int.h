@@ -150,6 +150,7 @@ fs_status_t fs_ucx_frag_send(fs_tl_t *tl, fs_tl_ep_t *tep, const void *hdr,
 fs_status_t fs_ucx_frag_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
                                   fs_tl_op_t *op);
 void        fs_ucx_frag_release(fs_tl_t *tl, void *desc);
+int         fs_ucx_frag_whole(const void *desc);
 void        fs_ucx_frag_cancel(fs_tl_t *tl, fs_tl_op_t *op);
 
 #endif

@@ -14,7 +14,10 @@
  *
  * The victim (last rank) sends a fixed stream to rank 0, ends it with a
  * synchronous send (so everything before it has arrived when it matches:
- * failstop delivers a peer's messages in order), and dies.
+ * failstop delivers a peer's messages in order), and dies.  Over UCX it
+ * also sends a 16 KiB message by a blocking MPI_Send, which failstop pushes
+ * whole into the receiver (fragments, not a rendezvous): (a) it stays
+ * deliverable although the engine holds it as a descriptor.
  * FS_TEST_NPS: 2 3
  * FS_TEST_FAULT: 1
  */
@@ -23,8 +26,10 @@
 #define SMALL 200       /* eager everywhere */
 #define BIG (1 << 20)   /* rendezvous everywhere */
 
+#define MEDIUM (16 << 10) /* pushed whole by a blocking send over UCX */
+
 enum { TAG_A = 1, TAG_B = 2, TAG_R = 3, TAG_C = 4, TAG_E = 5, TAG_F = 6,
-       TAG_END = 9 };
+       TAG_M = 7, TAG_END = 9 };
 
 /* What the victim sends, in order: tag and payload size. */
 static const struct {
@@ -38,6 +43,16 @@ static const struct {
 
 static char *bufs[NSTREAM];
 
+/* failstop's UCX transport (the default): blocking sends of 8-64 KiB are
+ * pushed.  Elsewhere (OFI) the blocking medium send would be a rendezvous
+ * that waits for the receiver, which waits for the end of the stream. */
+static int medium_is_pushed(void)
+{
+    const char *tl = getenv("OMPI_MCA_pml_failstop_transport");
+
+    return (tl == NULL) || (strcmp(tl, "ucx") == 0);
+}
+
 static void victim(void)
 {
     MPI_Request rq[NSTREAM];
@@ -48,6 +63,12 @@ static void victim(void)
         mt_fill(bufs[i], (size_t)stream[i].len, mt_rank(), i);
         MT_CHECK(MPI_Isend(bufs[i], stream[i].len, MPI_CHAR, 0, stream[i].tag,
                            MPI_COMM_WORLD, &rq[i]));
+    }
+    if (medium_is_pushed()) {
+        char *medium = mt_malloc(MEDIUM);
+
+        mt_fill(medium, MEDIUM, mt_rank(), NSTREAM);
+        MT_CHECK(MPI_Send(medium, MEDIUM, MPI_CHAR, 0, TAG_M, MPI_COMM_WORLD));
     }
     MT_CHECK(MPI_Ssend(&end, 1, MPI_INT, 0, TAG_END, MPI_COMM_WORLD));
     ft_die();   /* the rendezvous sends are never fetched */
@@ -87,6 +108,12 @@ static void receiver(int v)
     mt_expect_status(MT_HERE, &st, v, TAG_A, MPI_CHAR, SMALL);
     expect_msg(MT_HERE, v, TAG_A, 0, buf);
     expect_msg(MT_HERE, v, TAG_A, 1, buf);
+    /* (a) a message pushed whole before the death is here */
+    if (medium_is_pushed()) {
+        MT_CHECK(MPI_Recv(buf, BIG, MPI_CHAR, v, TAG_M, MPI_COMM_WORLD, &st));
+        mt_expect_status(MT_HERE, &st, v, TAG_M, MPI_CHAR, MEDIUM);
+        mt_verify(MT_HERE, buf, MEDIUM, v, NSTREAM, "pushed medium message");
+    }
     /* (a) the payload of a rendezvous message died with its sender */
     expect_fail(MT_HERE, v, TAG_R, buf, "rendezvous message of a dead sender");
     /* (c) the same tag fails from now on, for probes too */

@@ -78,6 +78,9 @@ struct fs_tl {
                                          next immediate send stays in flight
                                          until received (UCX returning a
                                          request despite FORCE_IMM_CMPL) */
+    int               rndv_whole;     /* desc_whole: every rendezvous payload
+                                         counts as here (pushed, as UCX's
+                                         fragments), else none */
     struct fs_tl     *self;           /* the address: a pointer to this */
     /* connection setup (fake_wired_tl_ops): flushes end at the next
      * progress; the first connects_to_fail of them fail as a connect does */
@@ -325,6 +328,12 @@ static void fake_cancel(fs_tl_t *tl, fs_tl_op_t *op)
     }
 }
 
+static int fake_desc_whole(fs_tl_t *tl, const void *desc)
+{
+    (void)desc;
+    return tl->rndv_whole;
+}
+
 /* Delivers everything in the inbox, in order or reversed for a while. */
 static unsigned fake_progress(fs_tl_t *tl)
 {
@@ -436,6 +445,7 @@ static const fs_tl_ops_t fake_wired_tl_ops = {
     .am_send      = fake_am_send,
     .recv_data    = fake_recv_data,
     .release      = fake_release,
+    .desc_whole   = fake_desc_whole,
     .cancel       = fake_cancel,
     .progress     = fake_wired_progress,
 };
@@ -450,6 +460,7 @@ static const fs_tl_ops_t fake_tl_ops = {
     .am_send   = fake_am_send,
     .recv_data = fake_recv_data,
     .release   = fake_release,
+    .desc_whole = fake_desc_whole,
     .cancel    = fake_cancel,
     .progress  = fake_progress,
 };

@@ -455,6 +455,33 @@ Test(failure, a_receive_whose_fetch_is_in_flight_ends_after_the_transport_lets_g
     }
 }
 
+/* Rule (a) for a held rendezvous: a payload still with the dead sender
+ * fails its receive; one the transport pushed whole into this process (UCX's
+ * fragments) is delivered. */
+Test(failure, a_held_rendezvous_of_a_dead_peer_is_delivered_if_its_payload_is_here)
+{
+    static uint8_t src[3 * FAKE_RNDV_THRESH], dst[3 * FAKE_RNDV_THRESH];
+    static treq_t s1, s2, r;
+    size_t i;
+
+    for (i = 0; i < sizeof(src); ++i) {
+        src[i] = (uint8_t)(i * 13 + 1);
+    }
+    send_msg(&s1, 1, 0, 30, src, sizeof(src), FS_SEND_STANDARD);
+    send_msg(&s2, 1, 0, 31, src, sizeof(src), FS_SEND_STANDARD);
+    progress_all();
+    kill_peer(0, 1);
+    eng[0]->tl->rndv_whole = 1;
+    (void)recv_msg(&r, 0, 1, 30, dst, sizeof(dst));
+    fs_engine_progress(eng[0]);         /* the fetch completes */
+    cr_assert(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_OK, "a payload held here was not delivered");
+    cr_expect(memcmp(dst, src, sizeof(src)) == 0, "payload differs");
+    eng[0]->tl->rndv_whole = 0;
+    cr_expect_eq(recv_msg(&r, 0, 1, 31, dst, sizeof(dst)), FS_ERR_PEER_FAILED,
+                 "a payload left with the dead sender");
+}
+
 /* park: the fetch itself fails without a cause while the peer looks
  * alive; the receive waits for the peer's fate, which then explains it */
 Test(failure, a_fetch_failing_without_cause_waits_for_the_peers_fate)

@@ -272,6 +272,55 @@ Test(ucx_frag, a_receive_cancelled_midway_gets_no_more_data)
     finish();
 }
 
+/* Dead-peer rule (a) asks whether a kept message's payload is all here: a
+ * pushed message is once its last fragment arrived, a UCP rendezvous never
+ * (its payload stays with the sender). */
+Test(ucx_frag, a_kept_message_is_whole_once_its_last_fragment_arrived)
+{
+    uint32_t hdr[4] = {1, 2, 3, 4};
+    fs_tl_op_t op = {.cb = on_send};
+    fs_buf_t buf;
+    unsigned seen;
+    int i;
+
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+    fs_tl_ucx_ops.fini(a.tl);           /* again, b taking one fragment a call */
+    fs_tl_ucx_ops.fini(b.tl);
+    setenv("UCX_MM_FIFO_MAX_POLL", "1", 1);
+    setenv("UCX_TCP_MAX_POLL", "1", 1);
+    setup();
+    b.mode = KEEP;
+    fs_buf_set_contig(&buf, src, 60000);
+    if (fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf,
+                              FS_TL_SEND_WAITED, &op) == FS_OK) {
+        ++send_done;
+    }
+    seen = b.upcalls;
+    for (i = 0; (i < 1000000) && (b.upcalls == seen); ++i) {
+        fs_tl_ucx_ops.progress(a.tl);
+        fs_tl_ucx_ops.progress(b.tl);
+    }
+    cr_assert_eq(b.upcalls, seen + 1);
+    cr_expect(!fs_tl_ucx_ops.desc_whole(b.tl, b.desc), "whole after its first fragment");
+    progress_for(0.05);
+    cr_expect(fs_tl_ucx_ops.desc_whole(b.tl, b.desc), "not whole with every fragment here");
+    fs_tl_ucx_ops.release(b.tl, b.desc);
+    seen = b.upcalls;                   /* nonblocking: UCP's rendezvous */
+    cr_assert_eq(fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf,
+                                       0, &op), FS_INPROGRESS);
+    while (b.upcalls == seen) {
+        progress_for(0.001);
+    }
+    cr_assert(b.flags & FS_TL_RX_RNDV);
+    cr_expect(!fs_tl_ucx_ops.desc_whole(b.tl, b.desc), "a UCP rendezvous called whole");
+    fs_tl_ucx_ops.release(b.tl, b.desc);
+    while (send_done < 2) {             /* released: its sender is done */
+        progress_for(0.001);
+    }
+    finish();
+}
+
 /* Fragments forged on the wire: of no known message, out of sequence, a
  * first one that claims less than it carries.  Dropped and counted; a
  * receive fetching the broken message fails instead of waiting. */
