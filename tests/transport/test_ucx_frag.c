@@ -220,26 +220,25 @@ Test(ucx_frag, a_message_kept_then_fetched_whole_or_truncated)
     finish();
 }
 
-Test(ucx_frag, a_receive_cancelled_midway_gets_no_more_data)
+/* Starts both transports again, b taking one fragment a progress call
+ * (mode: b's; FETCH fetches to dst), and sends 60000 bytes of src from a as
+ * a blocking send (fragments) until b saw its first fragment only. */
+static void send_first_fragment_only(mode_t_ mode)
 {
-    uint32_t hdr[4] = {1, 2, 3, 4};
-    fs_tl_op_t op = {.cb = on_send};
+    static uint32_t hdr[4] = {1, 2, 3, 4};
+    static fs_tl_op_t op = {.cb = on_send};
     fs_buf_t buf;
     unsigned seen;
     int i;
 
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-    fs_tl_ucx_ops.fini(a.tl);           /* again, b taking one fragment a call */
+    fs_tl_ucx_ops.fini(a.tl);
     fs_tl_ucx_ops.fini(b.tl);
     setenv("UCX_MM_FIFO_MAX_POLL", "1", 1);
     setenv("UCX_TCP_MAX_POLL", "1", 1);
     setup();
-    b.mode = FETCH;
+    b.mode = mode;
     fs_buf_set_contig(&b.buf, dst, sizeof(dst));
-    memset(dst, 0xEE, sizeof(dst));
     fs_buf_set_contig(&buf, src, 60000);
-    memset(src, 0x11, sizeof(src));
     if (fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf,
                               FS_TL_SEND_WAITED, &op) == FS_OK) {
         ++send_done;
@@ -250,6 +249,17 @@ Test(ucx_frag, a_receive_cancelled_midway_gets_no_more_data)
         fs_tl_ucx_ops.progress(b.tl);   /* until the first fragment only */
     }
     cr_assert_eq(b.upcalls, seen + 1);
+}
+
+Test(ucx_frag, a_receive_cancelled_midway_gets_no_more_data)
+{
+    int i;
+
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+    memset(dst, 0xEE, sizeof(dst));
+    memset(src, 0x11, sizeof(src));
+    send_first_fragment_only(FETCH);
     cr_assert_eq(b.done, 0, "all fragments came in one progress call");
     fs_tl_ucx_ops.cancel(b.tl, &b.op);
     cr_expect_eq(b.done, 1);
@@ -281,31 +291,15 @@ Test(ucx_frag, a_kept_message_is_whole_once_its_last_fragment_arrived)
     fs_tl_op_t op = {.cb = on_send};
     fs_buf_t buf;
     unsigned seen;
-    int i;
 
     cr_redirect_stdout();
     cr_redirect_stderr();
-    fs_tl_ucx_ops.fini(a.tl);           /* again, b taking one fragment a call */
-    fs_tl_ucx_ops.fini(b.tl);
-    setenv("UCX_MM_FIFO_MAX_POLL", "1", 1);
-    setenv("UCX_TCP_MAX_POLL", "1", 1);
-    setup();
-    b.mode = KEEP;
-    fs_buf_set_contig(&buf, src, 60000);
-    if (fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf,
-                              FS_TL_SEND_WAITED, &op) == FS_OK) {
-        ++send_done;
-    }
-    seen = b.upcalls;
-    for (i = 0; (i < 1000000) && (b.upcalls == seen); ++i) {
-        fs_tl_ucx_ops.progress(a.tl);
-        fs_tl_ucx_ops.progress(b.tl);
-    }
-    cr_assert_eq(b.upcalls, seen + 1);
+    send_first_fragment_only(KEEP);
     cr_expect(!fs_tl_ucx_ops.desc_whole(b.tl, b.desc), "whole after its first fragment");
     progress_for(0.05);
     cr_expect(fs_tl_ucx_ops.desc_whole(b.tl, b.desc), "not whole with every fragment here");
     fs_tl_ucx_ops.release(b.tl, b.desc);
+    fs_buf_set_contig(&buf, src, 60000);
     seen = b.upcalls;                   /* nonblocking: UCP's rendezvous */
     cr_assert_eq(fs_tl_ucx_ops.am_send(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), &buf,
                                        0, &op), FS_INPROGRESS);
