@@ -36,6 +36,16 @@ static inline void fs_record_line(const char *kind, int rank, const char *line,
     }
 }
 
+/* The file of record KIND for RANK in DIR, into path (size bytes); 0 if it
+ * does not fit. */
+static inline int fs_record_path(char *path, size_t size, const char *dir,
+                                 const char *kind, int rank)
+{
+    int n = snprintf(path, size, "%s/%s.%d", dir, kind, rank);
+
+    return (n > 0) && ((size_t)n < size);
+}
+
 /* Writes the record (TEXT: lines, each ended by '\n'). */
 static inline void fs_record(const char *kind, int rank, const char *text)
 {
@@ -43,13 +53,12 @@ static inline void fs_record(const char *kind, int rank, const char *text)
     const char *p, *nl;
     char path[4096];
     ssize_t w;
-    int fd, n;
+    int fd;
 
     if ((dir == NULL) || (*dir == '\0') || (rank < 0)) {
         return;
     }
-    n = snprintf(path, sizeof(path), "%s/%s.%d", dir, kind, rank);
-    if ((n > 0) && ((size_t)n < sizeof(path)) &&
+    if (fs_record_path(path, sizeof(path), dir, kind, rank) &&
         ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0)) {
         w = write(fd, text, strlen(text));
         (void)w;

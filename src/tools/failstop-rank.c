@@ -300,9 +300,9 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
 static int fs_rank_has_record(const char *dir, const char *kind, int rank)
 {
     char path[4096];
-    int n = snprintf(path, sizeof(path), "%s/%s.%d", dir, kind, rank);
 
-    return (n > 0) && ((size_t)n < sizeof(path)) && (access(path, F_OK) == 0);
+    return fs_record_path(path, sizeof(path), dir, kind, rank) &&
+           (access(path, F_OK) == 0);
 }
 
 /* Whether some other rank that started has neither left MPI_Init nor
