@@ -66,7 +66,7 @@ BASE_CFLAGS := $(OPT) -g -std=gnu11 -fPIC -fvisibility=hidden -mcx16 \
                -fno-strict-aliasing $(WARN) $(SANITIZE) -Iinclude -Isrc
 # libfabric is not linked: src/transport/ofi_lib.c loads it when the OFI
 # transport is chosen (loading it costs 0.2 s per process here)
-CORE_LIBS   := -lucp -lucs -ldl -lpthread -lm
+CORE_LIBS   := -lucp -luct -lucs -ldl -lpthread -lm
 # LTO is for the library only: Criterion's test registration does not
 # survive it, and test programs gain nothing from it.
 PROG_CFLAGS := $(filter-out -flto=auto -ffat-lto-objects,$(BASE_CFLAGS))

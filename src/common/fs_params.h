@@ -22,6 +22,7 @@ typedef struct fs_params {
     int     ucx_fifo_size;
     size_t  ucx_cma_seg_size;
     size_t  ucx_frag_max;
+    size_t  ucx_shm_max;
     size_t  self_eager_limit;
     size_t  send_fast_local_max;
     int     finalize_timeout_ms;

@@ -105,6 +105,7 @@ static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
     tl_config.fifo_size     = config->params->ucx_fifo_size;
     tl_config.cma_seg_size  = config->params->ucx_cma_seg_size;
     tl_config.frag_max      = config->params->ucx_frag_max;
+    tl_config.shm_max       = config->params->ucx_shm_max;
     tl_config.estimated_eps = config->estimated_peers;
     tl_config.ofi_provider  = config->params->ofi_provider;
     return engine->tl_ops->init(&tl_config, &fs_engine_upcalls, engine,
@@ -305,6 +306,11 @@ void fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep)
      * all, must end, not hang. */
     if (ep->is_self || (ep->state == FS_EP_FAILED) || (ep->state == FS_EP_CLOSED)) {
         return;
+    }
+    if ((engine->tl_ops->drain != NULL) && !engine->in_progress) {
+        engine->in_progress = 1;
+        engine->tl_ops->drain(engine->tl);
+        engine->in_progress = 0;
     }
     /* Disconnect before failing its operations: over a transport without
      * RMA (UCX TCP in PEER mode) a rendezvous payload is pushed by the

@@ -77,7 +77,7 @@ typedef struct fs_hdr_agree {
  * delivers over endpoints opened to addresses from this job's modex, and a
  * UCX worker address is unique to its process.) */
 #define FS_WIRE_MAGIC   0x50545346u  /* "FSTP" */
-#define FS_WIRE_VERSION 5u
+#define FS_WIRE_VERSION 6u
 
 typedef struct fs_hdr_addr {
     uint32_t  magic;    /* FS_WIRE_MAGIC */

@@ -86,6 +86,7 @@ typedef struct fs_tl_config {
     int                   fifo_size;
     size_t                cma_seg_size;
     size_t                frag_max;      /* UCX: pushed fragments up to this */
+    size_t                shm_max;       /* UCX: the short lane up to this; 0: none */
     size_t                estimated_eps;
     const char           *ofi_provider;  /* OFI: provider name, "" for any */
 } fs_tl_config_t;
@@ -137,6 +138,12 @@ typedef struct fs_tl_ops {
     void        (*cancel)(fs_tl_t *tl, fs_tl_op_t *op);
 
     unsigned    (*progress)(fs_tl_t *tl);
+    /* Delivers (am_recv) what already sits in this process's receive
+     * queues, before a peer's failure decided elsewhere (the detector) is
+     * applied: what the peer sent before dying is then delivered, not
+     * discarded as late (dead-peer rules a, b).  Not from inside progress.
+     * Optional (NULL: progress takes a queue whole). */
+    void        (*drain)(fs_tl_t *tl);
     /* Hands to the fabric, within timeout seconds, what the transport still
      * holds in this process (sends queued, or kept by a provider until it
      * is progressed), running no callback.  Optional (NULL: sends leave

@@ -231,6 +231,9 @@ static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
     const void *buffer;
     size_t count;
 
+    if (fs_ucx_shm_send(tl, tep, am_id, hdr, hdr_len, buf, flags)) {
+        return FS_OK;
+    }
     if (fs_ucx_frag_wants(tl, am_id, hdr_len, buf, flags)) {
         return fs_ucx_frag_send(tl, tep, hdr, hdr_len, buf, flags, op);
     }
@@ -337,12 +340,17 @@ static void fs_ucx_cancel(fs_tl_t *tl, fs_tl_op_t *op)
 
 static unsigned fs_ucx_progress(fs_tl_t *tl)
 {
-    return ucp_worker_progress(tl->worker);
+    unsigned count = 0;
+
+    if (tl->shm.worker != NULL) {
+        count = uct_worker_progress(tl->shm.worker);
+    }
+    return count + ucp_worker_progress(tl->worker);
 }
 
 /* ---- endpoints --------------------------------------------------------- */
 
-static void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     fs_tl_ep_t *tep = arg;
     fs_tl_t *tl     = tep->tl;
@@ -353,6 +361,8 @@ static void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
         return;
     }
     tep->failed = 1;
+    /* what the peer sent by the short lane before this comes first */
+    fs_ucx_shm_drain(tl);
     row = fs_fault_classify(FS_FAULT_SRC_UCX, status, 0,
                             FS_FAULT_CTX_EP_ERROR | tl->fault_ctx);
     tl->up.ep_error(tl->up_arg, tep->user, row);
@@ -390,7 +400,7 @@ static ucs_status_t fs_ucx_ep_connect(fs_tl_t *tl, fs_tl_ep_t *tep)
     params.field_mask      = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
                              UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                              UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    params.address         = (const ucp_address_t *)tep->addr;
+    params.address         = fs_ucx_addr_ucp(tep->addr, tep->addr_len);
     params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
     params.err_handler.cb  = fs_ucx_ep_err_cb;
     params.err_handler.arg = tep;
@@ -403,6 +413,10 @@ static fs_status_t fs_ucx_ep_create(fs_tl_t *tl, const void *addr, size_t addr_l
     fs_tl_ep_t *tep;
     ucs_status_t status;
 
+    if (fs_ucx_addr_ucp(addr, addr_len) == NULL) {
+        FS_ERROR("a peer's UCX address is malformed (%zu bytes)", addr_len);
+        return FS_ERR_LOCAL;
+    }
     tep = calloc(1, sizeof(*tep) + addr_len);
     if (tep == NULL) {
         return FS_ERR_NO_MEMORY;
@@ -415,6 +429,7 @@ static fs_status_t fs_ucx_ep_create(fs_tl_t *tl, const void *addr, size_t addr_l
     if (status != UCS_OK) {
         return fs_ucx_ep_create_failed(tl, tep, status, ep_p);
     }
+    fs_ucx_shm_ep_create(tl, tep);
     *ep_p = tep;
     return FS_OK;
 }
@@ -467,6 +482,7 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
     ucp_request_param_t param;
     ucs_status_ptr_t request;
 
+    fs_ucx_shm_ep_destroy(tep);     /* a lane message is in the FIFO once sent */
     if (tep->ep == NULL) {
         free(tep);                  /* created without a link */
         return FS_OK;
@@ -524,10 +540,12 @@ static void fs_ucx_config_default(ucp_config_t *config, const char *key,
     }
 }
 
+const char *const fs_ucx_mm_tls[] = {"sm", "shm", "mm", "sysv", "posix", NULL};
+
 /* Whether UCX_TLS lets UCX use any of these transport names ("all" and the
  * "^a,b" exclusion syntax included).  Settings for transports that will not
  * be loaded are skipped: UCX would warn that they are unused. */
-static int fs_ucx_tls_allows(const char *const *names)
+int fs_ucx_tls_allows(const char *const *names)
 {
     const char *tls = getenv("UCX_TLS");
     int exclude, match = 0;
@@ -571,7 +589,7 @@ static const char *fs_ucx_tl_key(const char *prefix, const char *key, char *buf,
 
 static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **config_p)
 {
-    static const char *const mm_tls[]  = {"sm", "shm", "mm", "sysv", "posix", NULL};
+    static const char *const *const mm_tls = fs_ucx_mm_tls;
     static const char *const cma_tls[] = {"sm", "shm", "cma", NULL};
     static const char *const mm_eh[]  = {"UCX_MM_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING",
                                          "UCX_POSIX_ERROR_HANDLING", NULL};
@@ -722,6 +740,8 @@ static void fs_ucx_fini(fs_tl_t *tl)
 {
     fs_ucx_abandon_closes(tl);
     fs_ucx_frag_fini(tl);
+    fs_ucx_shm_fini(tl);
+    free(tl->wire_addr);
     if (tl->address != NULL) {
         ucp_worker_release_address(tl->worker, tl->address);
     }
@@ -824,6 +844,10 @@ static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     if (status == FS_OK) {
         status = fs_ucx_worker_create(tl, cfg);
     }
+    if (status == FS_OK) {
+        fs_ucx_shm_init(tl, cfg);
+        status = fs_ucx_addr_pack(tl);
+    }
     if ((status == FS_OK) &&
         (ucp_dt_create_generic(&fs_ucx_generic_ops, tl, &tl->generic_dt) != UCS_OK)) {
         status = FS_ERR_LOCAL;
@@ -838,8 +862,8 @@ static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
 
 static fs_status_t fs_ucx_address(fs_tl_t *tl, const void **addr_p, size_t *len_p)
 {
-    *addr_p = tl->address;
-    *len_p  = tl->address_len;
+    *addr_p = tl->wire_addr;
+    *len_p  = tl->wire_len;
     return FS_OK;
 }
 
@@ -864,5 +888,6 @@ const fs_tl_ops_t fs_tl_ucx_ops = {
     .desc_whole = fs_ucx_desc_whole,
     .cancel    = fs_ucx_cancel,
     .progress  = fs_ucx_progress,
+    .drain     = fs_ucx_shm_drain,
     .ep_describe = fs_ucx_ep_describe,
 };

@@ -9,14 +9,20 @@
 #include "common/fs_mpool.h"
 
 #include <ucp/api/ucp.h>
+#include <uct/api/uct.h>
 
 #include <stdint.h>
+#include <string.h>
 
 /* Active-message ids of the transport's own, after the engine's. */
 enum {
     FS_UCX_AM_FRAG_FIRST = FS_AM_COUNT,   /* fs_ucx_frag_hdr_t + engine header */
     FS_UCX_AM_FRAG_NEXT                    /* fs_ucx_frag_hdr_t */
 };
+
+/* The short lane's one active-message id (ucx_shm.c): the UCT header is the
+ * engine's 8-byte short header, the payload follows it. */
+#define FS_UCX_SHM_AM_ID  1u
 
 /* Payload bytes per fragment: one single-fragment eager message with its
  * headers (UCP's 8, ours up to FS_UCX_FRAG_HDR_MAX) inside UCX's default
@@ -58,11 +64,26 @@ typedef struct fs_ucx_frag {
     uint64_t    dropped;        /* fragments of nothing known (logged once) */
 } fs_ucx_frag_t;
 
+/* The short lane (ucx_shm.c): UCT shared memory beside UCP. */
+typedef struct fs_ucx_shm {
+    ucs_async_context_t    *async;
+    uct_worker_h            worker;
+    uct_md_h                md;
+    uct_iface_h             iface;      /* NULL: no lane */
+    size_t                  max;        /* payload bytes a lane message carries */
+    uint64_t                node;       /* who may share it (ucx_shm.c) */
+    uint8_t                *addr;       /* device address, then interface address */
+    size_t                  dev_len;
+    size_t                  iface_len;
+} fs_ucx_shm_t;
+
 struct fs_tl {
     ucp_context_h           context;
     ucp_worker_h            worker;
     ucp_address_t          *address;
     size_t                  address_len;
+    uint8_t                *wire_addr;    /* for the modex: ucx_shm.c's layout */
+    size_t                  wire_len;
     fs_tl_upcalls_t         up;
     void                   *up_arg;
     const fs_dt_ops_t      *dt_ops;
@@ -73,10 +94,12 @@ struct fs_tl {
                                              now (rendezvous or persistent) */
     fs_list_t               closing;      /* fs_tl_ep_t whose close is in flight */
     fs_ucx_frag_t           frag;
+    fs_ucx_shm_t            shm;
 };
 
 struct fs_tl_ep {
     ucp_ep_h                ep;
+    uct_ep_h                shm_ep;       /* the short lane to a peer of this node */
     fs_tl_t                *tl;
     void                   *user;
     int                     failed;
@@ -101,7 +124,12 @@ typedef struct fs_ucx_req {
 } fs_ucx_req_t;
 
 fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status);
+/* UCX_TLS names of shared memory (ucx.c) */
+extern const char *const fs_ucx_mm_tls[];
+int         fs_ucx_tls_allows(const char *const *names);
 fs_status_t fs_ucx_req_claim(fs_tl_t *tl, ucs_status_ptr_t request);
+/* UCP's error handler of an endpoint (arg: its fs_tl_ep_t) */
+void        fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status);
 
 /* A completion callback of a request not (or no longer) tracked: it ran
  * inside the call that started it, or after the transport ended; only the
@@ -152,5 +180,43 @@ fs_status_t fs_ucx_frag_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
 void        fs_ucx_frag_release(fs_tl_t *tl, void *desc);
 int         fs_ucx_frag_whole(const void *desc);
 void        fs_ucx_frag_cancel(fs_tl_t *tl, fs_tl_op_t *op);
+
+/* ucx_shm.c.  The transport's address: this header, UCP's worker address,
+ * the lane's device address, its interface address (both lengths 0: no
+ * lane). */
+typedef struct fs_ucx_addr_hdr {
+    uint32_t  ucp_len;
+    uint16_t  dev_len;
+    uint16_t  iface_len;
+    uint64_t  node;         /* fs_ucx_shm_node(): the lane needs the same */
+    uint32_t  max;          /* FIFO entries are sized for it: the same too */
+    uint32_t  pad;
+} fs_ucx_addr_hdr_t;
+
+void        fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg);
+void        fs_ucx_shm_fini(fs_tl_t *tl);
+void        fs_ucx_shm_drain(fs_tl_t *tl);
+void        fs_ucx_shm_ep_create(fs_tl_t *tl, fs_tl_ep_t *tep);
+void        fs_ucx_shm_ep_destroy(fs_tl_ep_t *tep);
+fs_status_t fs_ucx_addr_pack(fs_tl_t *tl);
+const ucp_address_t *fs_ucx_addr_ucp(const uint8_t *addr, size_t len);
+
+/* Sends a matching message by the short lane if it is one for it: an 8-byte
+ * header, contiguous, small, to a peer of this node.  0: not sent (not for
+ * the lane, or the peer's FIFO is full), UCP takes it. */
+static inline int fs_ucx_shm_send(const fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
+                                  const void *hdr, size_t hdr_len, const fs_buf_t *buf,
+                                  unsigned flags)
+{
+    uint64_t word;
+
+    if ((tep->shm_ep == NULL) || (hdr_len != sizeof(word)) || (am_id != FS_AM_MATCH) ||
+        (buf->dt != NULL) || (buf->len > tl->shm.max) || (flags & FS_TL_SEND_RNDV)) {
+        return 0;
+    }
+    memcpy(&word, hdr, sizeof(word));
+    return uct_ep_am_short(tep->shm_ep, FS_UCX_SHM_AM_ID, word, buf->ptr,
+                           (unsigned)buf->len) == UCS_OK;
+}
 
 #endif

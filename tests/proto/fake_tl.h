@@ -81,6 +81,7 @@ struct fs_tl {
     int               rndv_whole;     /* desc_whole: every rendezvous payload
                                          counts as here (pushed, as UCX's
                                          fragments), else none */
+    int               drains;         /* drain calls */
     struct fs_tl     *self;           /* the address: a pointer to this */
     /* connection setup (fake_wired_tl_ops): flushes end at the next
      * progress; the first connects_to_fail of them fail as a connect does */
@@ -373,6 +374,13 @@ static unsigned fake_progress(fs_tl_t *tl)
     return (unsigned)n + fetched;
 }
 
+/* Like UCX's short lane: what sits in the inbox is delivered. */
+static void fake_drain(fs_tl_t *tl)
+{
+    ++tl->drains;
+    (void)fake_progress(tl);
+}
+
 static inline void fake_fail_ep(fs_tl_ep_t *ep, int32_t ucs_code)
 {
     const fs_fault_row_t *row = fs_fault_classify(FS_FAULT_SRC_UCX, ucs_code, 0,
@@ -463,6 +471,7 @@ static const fs_tl_ops_t fake_tl_ops = {
     .desc_whole = fake_desc_whole,
     .cancel    = fake_cancel,
     .progress  = fake_progress,
+    .drain     = fake_drain,
 };
 
 #endif

@@ -153,6 +153,23 @@ Test(failure, messages_arriving_after_the_failure_are_discarded)
     cr_expect_eq(x, 0);
 }
 
+/* The detector's verdict comes from outside the transport: what the peer
+ * sent before it died and already sits in this process's receive queues
+ * (UCX's short-lane FIFO) is delivered first (a), not discarded as late (b). */
+Test(failure, the_detectors_verdict_delivers_what_already_arrived_first)
+{
+    uint8_t v = 7, x = 0;
+    treq_t s, r;
+
+    cr_expect_eq(send_msg(&s, 1, 0, 3, &v, 1, FS_SEND_STANDARD), FS_OK);
+    cr_assert_eq(eps[0][1]->tl_ep->self_tl->ninbox, 1, "in 0's queue, not delivered");
+    fs_engine_peer_suspected(eng[0], eps[0][1]);
+    cr_expect_eq(eps[0][1]->state, FS_EP_FAILED);
+    cr_expect_eq(fs_engine_stats(eng[0])->discarded_after_failure, 0);
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &x, 1), FS_OK, "sent before the death: delivered");
+    cr_expect_eq(x, 7);
+}
+
 /* A rendezvous send of engine 1 to `to` whose transport op ends with a
  * flush (cause unknown) while engine 1 still believes `to` alive. */
 static void flush_rndv_send_to(treq_t *s, int to, uint8_t *big, size_t len)

@@ -1,0 +1,262 @@
+/* The UCX transport's short lane (src/transport/ucx_shm.c) against UCX
+ * itself: two transports in one process.  A small matching message with the
+ * 8-byte header reaches the peer through the lane alone (draining the
+ * lane's FIFO delivers it, header and payload intact, with no UCP
+ * progress); a larger one, a long header, a control message, a peer
+ * whose address names another node, and UCX_TLS without shared memory all
+ * go by UCP. */
+#include <criterion/criterion.h>
+
+#include "transport/ucx_int.h"
+#include "transport/ucx_pair.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct side {
+    fs_tl_t     *tl;
+    unsigned     upcalls;
+    unsigned     am_id;
+    uint8_t      hdr[16];
+    size_t       hdr_len;
+    uint8_t      data[2048];
+    size_t       len;
+    unsigned     errors;
+    unsigned     upcalls_at_error;
+} side_t;
+
+static side_t a, b;
+static fs_tl_ep_t *a_to_b;
+
+static fs_status_t on_am(void *arg, unsigned am_id, const void *hdr, size_t hdr_len,
+                         void *data, size_t len, const fs_tl_rx_t *rx)
+{
+    side_t *s = arg;
+
+    (void)rx;
+    ++s->upcalls;
+    s->am_id   = am_id;
+    s->hdr_len = hdr_len;
+    memcpy(s->hdr, hdr, (hdr_len < sizeof(s->hdr)) ? hdr_len : sizeof(s->hdr));
+    s->len = len;
+    memcpy(s->data, data, (len < sizeof(s->data)) ? len : sizeof(s->data));
+    return FS_OK;
+}
+
+static void on_ep_error(void *arg, void *ep_user, const fs_fault_row_t *row)
+{
+    side_t *s = arg;
+
+    (void)ep_user; (void)row;
+    s->upcalls_at_error = s->upcalls;
+    ++s->errors;
+}
+
+static const fs_tl_upcalls_t upcalls = {.am_recv = on_am, .ep_error = on_ep_error};
+
+static void on_send(fs_tl_op_t *op, fs_status_t status, size_t length)
+{
+    (void)op; (void)length;
+    cr_expect_eq(status, FS_OK);
+}
+
+static fs_tl_t *start(side_t *s, size_t shm_max)
+{
+    fs_tl_config_t cfg;
+    fs_tl_t *tl = NULL;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.keepalive_ms  = 100;
+    cfg.fifo_size     = 64;
+    cfg.cma_seg_size  = 4 << 20;
+    cfg.shm_max       = shm_max;
+    cfg.estimated_eps = 2;
+    cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, s, &tl), FS_OK);
+    return tl;
+}
+
+static void setup(void)
+{
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    unsetenv("UCX_TLS");
+    a.tl   = start(&a, 1024);
+    b.tl   = start(&b, 1024);
+    a_to_b = ucx_pair_connect(a.tl, b.tl, &b);
+    ucx_pair_progress(a.tl, b.tl, 0.05);    /* UCP's wire-up */
+}
+
+/* Sends len bytes of a pattern with header hdr (hdr_len bytes); the
+ * transport may keep the send in flight (ops stay valid for the test). */
+static void send_match(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id, const void *hdr,
+                       size_t hdr_len, size_t len)
+{
+    static uint8_t payload[2048];
+    static fs_tl_op_t ops[8];
+    static unsigned next;
+    fs_tl_op_t *op = &ops[next++ % 8];
+    fs_status_t st;
+    fs_buf_t buf;
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        payload[i] = (uint8_t)(i * 7 + 3);
+    }
+    memset(&buf, 0, sizeof(buf));
+    buf.ptr = payload;
+    buf.len = len;
+    memset(op, 0, sizeof(*op));
+    op->cb = on_send;
+    st = fs_tl_ucx_ops.am_send(tl, ep, am_id, hdr, hdr_len, &buf, 0, op);
+    cr_assert((st == FS_OK) || (st == FS_INPROGRESS), "send: %d", st);
+}
+
+static void expect_payload(const side_t *s, size_t len)
+{
+    size_t i;
+
+    cr_assert_eq(s->len, len);
+    for (i = 0; i < len; ++i) {
+        cr_assert_eq(s->data[i], (uint8_t)(i * 7 + 3), "byte %zu", i);
+    }
+}
+
+/* Delivers what the receiver's lane holds, with no UCP progress at all. */
+static void drain_lane_only(void)
+{
+    int i;
+
+    for (i = 0; i < 100; ++i) {
+        fs_ucx_shm_drain(b.tl);
+    }
+}
+
+static void cleanup(void)
+{
+    fs_tl_op_t op = {0};
+
+    ucx_pair_progress(a.tl, b.tl, 0.05);
+    if (fs_tl_ucx_ops.ep_close(a.tl, a_to_b, 1, &op) == FS_INPROGRESS) {
+        ucx_pair_progress(a.tl, b.tl, 0.1);
+    }
+    fs_tl_ucx_ops.fini(a.tl);
+    fs_tl_ucx_ops.fini(b.tl);
+}
+
+TestSuite(ucx_shm, .init = setup, .fini = cleanup, .timeout = 30);
+
+Test(ucx_shm, a_small_message_with_the_short_header_goes_by_the_lane)
+{
+    const uint8_t hdr[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+    send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 1024);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 1, "the lane did not deliver it");
+    cr_expect_eq(b.am_id, FS_AM_MATCH);
+    cr_assert_eq(b.hdr_len, sizeof(hdr));
+    cr_expect_eq(memcmp(b.hdr, hdr, sizeof(hdr)), 0);
+    expect_payload(&b, 1024);
+    /* an empty one too */
+    send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 0);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 2);
+    cr_expect_eq(b.len, 0);
+}
+
+/* What a peer sent by the lane before UCP reports it broken is delivered
+ * before the report: the engine discards what arrives after (rule b). */
+Test(ucx_shm, the_lane_is_emptied_before_an_endpoint_error_goes_up)
+{
+    const uint8_t hdr[8] = {0};
+    fs_tl_ep_t *b_to_a = ucx_pair_connect(b.tl, a.tl, &a);
+    fs_tl_op_t op      = {0};
+    int i;
+
+    ucx_pair_progress(a.tl, b.tl, 0.05);
+    for (i = 0; i < 40; ++i) {      /* more than one progress call takes */
+        send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 8);
+    }
+    fs_ucx_ep_err_cb(b_to_a, NULL, UCS_ERR_CONNECTION_RESET);
+    cr_assert_eq(b.errors, 1);
+    cr_expect_eq(b.upcalls_at_error, 40, "%u of 40 delivered before the error",
+                 b.upcalls_at_error);
+    if (fs_tl_ucx_ops.ep_close(b.tl, b_to_a, 1, &op) == FS_INPROGRESS) {
+        ucx_pair_progress(a.tl, b.tl, 0.1);
+    }
+}
+
+Test(ucx_shm, larger_messages_long_headers_and_control_go_by_ucp)
+{
+    const uint8_t hdr[16] = {9};
+
+    send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, 8, 1025);
+    send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, 16, 16);
+    send_match(a.tl, a_to_b, FS_AM_CTRL, hdr, 8, 16);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 0, "%u went by the lane", b.upcalls);
+    ucx_pair_progress(a.tl, b.tl, 0.1);
+    cr_assert_eq(b.upcalls, 3, "UCP delivered %u of 3", b.upcalls);
+}
+
+Test(ucx_shm, no_lane_to_a_peer_whose_address_names_another_node_or_size)
+{
+    const uint8_t hdr[8] = {0};
+    fs_ucx_addr_hdr_t ahdr;
+    const void *addr;
+    uint8_t *copy;
+    fs_tl_ep_t *ep = NULL;
+    fs_tl_op_t op  = {0};
+    size_t len;
+    int which;
+
+    cr_assert_eq(fs_tl_ucx_ops.address(b.tl, &addr, &len), FS_OK);
+    copy = malloc(len);
+    for (which = 0; which < 2; ++which) {
+        memcpy(copy, addr, len);
+        memcpy(&ahdr, copy, sizeof(ahdr));
+        cr_assert_neq(ahdr.dev_len + ahdr.iface_len, 0, "b has no lane");
+        if (which == 0) {
+            ahdr.node ^= 1;
+        } else {
+            ahdr.max = 512;
+        }
+        memcpy(copy, &ahdr, sizeof(ahdr));
+        cr_assert_eq(fs_tl_ucx_ops.ep_create(a.tl, copy, len, &b, &ep), FS_OK);
+        ucx_pair_progress(a.tl, b.tl, 0.05);
+        b.upcalls = 0;
+        send_match(a.tl, ep, FS_AM_MATCH, hdr, sizeof(hdr), 8);
+        drain_lane_only();
+        cr_expect_eq(b.upcalls, 0, "case %d went by the lane", which);
+        ucx_pair_progress(a.tl, b.tl, 0.1);
+        cr_expect_eq(b.upcalls, 1, "case %d: UCP did not deliver it", which);
+        if (fs_tl_ucx_ops.ep_close(a.tl, ep, 1, &op) == FS_INPROGRESS) {
+            ucx_pair_progress(a.tl, b.tl, 0.1);
+        }
+    }
+    free(copy);
+}
+
+Test(ucx_shm, no_lane_when_ucx_tls_leaves_out_shared_memory)
+{
+    const uint8_t hdr[8] = {0};
+    fs_tl_t *c;
+    fs_tl_ep_t *ep;
+    side_t sc;
+    fs_tl_op_t op = {0};
+
+    memset(&sc, 0, sizeof(sc));
+    setenv("UCX_TLS", "tcp,self", 1);
+    c = start(&sc, 1024);
+    unsetenv("UCX_TLS");
+    ep = ucx_pair_connect(c, b.tl, &b);
+    ucx_pair_progress(c, b.tl, 0.1);
+    send_match(c, ep, FS_AM_MATCH, hdr, sizeof(hdr), 8);
+    drain_lane_only();
+    cr_expect_eq(b.upcalls, 0, "it went by the lane");
+    ucx_pair_progress(c, b.tl, 0.2);
+    cr_expect_eq(b.upcalls, 1, "TCP did not deliver it");
+    if (fs_tl_ucx_ops.ep_close(c, ep, 1, &op) == FS_INPROGRESS) {
+        ucx_pair_progress(c, b.tl, 0.1);
+    }
+    fs_tl_ucx_ops.fini(c);
+}
