@@ -54,7 +54,7 @@ const fs_param_desc_t fs_param_table[] = {
      "copied again). Nonblocking, synchronous and larger sends use the "
      "single-copy rendezvous. 0: never; at most 500k",
      FS_PARAM_FIELD(ucx_frag_max)},
-    {"ucx_shm_max", FS_PARAM_SIZE, "1k",
+    {"ucx_shm_max", FS_PARAM_SIZE, "4k",
      "Contiguous messages up to this many bytes to a process of the same "
      "node go as UCT active messages over a shared-memory FIFO of "
      "failstop's own, with failstop's 8-byte header as UCT's header, "

@@ -869,8 +869,18 @@ static fs_status_t fs_ucx_address(fs_tl_t *tl, const void **addr_p, size_t *len_
 
 static fs_status_t fs_ucx_ep_describe(fs_tl_t *tl, fs_tl_ep_t *tep, char *buf, size_t len)
 {
-    (void)tl;
-    return fs_ucx_lanes(tep->ep, buf, len);
+    fs_status_t st = fs_ucx_lanes(tep->ep, buf, len);
+    size_t used    = strlen(buf);
+    char lane[32];
+
+    if (tep->shm_ep == NULL) {
+        return st;
+    }
+    snprintf(lane, sizeof(lane), "%s/memory", tl->shm.name);
+    if ((strstr(buf, lane) == NULL) && (used + strlen(lane) + 2 <= len)) {
+        snprintf(buf + used, len - used, "%s%s", (used > 0) ? "," : "", lane);
+    }
+    return FS_OK;
 }
 
 const fs_tl_ops_t fs_tl_ucx_ops = {

@@ -72,6 +72,7 @@ typedef struct fs_ucx_shm {
     uct_iface_h             iface;      /* NULL: no lane */
     size_t                  max;        /* payload bytes a lane message carries */
     uint64_t                node;       /* who may share it (ucx_shm.c) */
+    const char             *name;       /* its UCT transport: posix or sysv */
     uint8_t                *addr;       /* device address, then interface address */
     size_t                  dev_len;
     size_t                  iface_len;

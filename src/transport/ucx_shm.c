@@ -185,6 +185,7 @@ static fs_status_t fs_ucx_shm_open(fs_tl_t *tl, const fs_tl_config_t *cfg)
             continue;
         }
         if (fs_ucx_shm_iface_open(tl, names[i], cfg) == FS_OK) {
+            shm->name = names[i];
             break;
         }
         uct_md_close(shm->md);

@@ -163,6 +163,16 @@ Test(ucx_shm, a_small_message_with_the_short_header_goes_by_the_lane)
     cr_expect_eq(b.len, 0);
 }
 
+Test(ucx_shm, reports_name_the_lane)
+{
+    char desc[256], lane[32];
+
+    cr_assert_not_null(a.tl->shm.name);
+    snprintf(lane, sizeof(lane), "%s/memory", a.tl->shm.name);
+    cr_assert_eq(fs_tl_ucx_ops.ep_describe(a.tl, a_to_b, desc, sizeof(desc)), FS_OK);
+    cr_expect(strstr(desc, lane) != NULL, "%s not in: %s", lane, desc);
+}
+
 /* What a peer sent by the lane before UCP reports it broken is delivered
  * before the report: the engine discards what arrives after (rule b). */
 Test(ucx_shm, the_lane_is_emptied_before_an_endpoint_error_goes_up)
