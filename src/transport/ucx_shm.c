@@ -120,7 +120,7 @@ static fs_status_t fs_ucx_shm_iface_open(fs_tl_t *tl, const char *name,
         return FS_ERR_LOCAL;
     }
     /* one FIFO element holds a whole message: headers, then the payload */
-    snprintf(elem, sizeof(elem), "%zu", cfg->shm_max + 64);
+    snprintf(elem, sizeof(elem), "%zu", shm->max + 64);
     snprintf(fifo, sizeof(fifo), "%d", cfg->fifo_size);
     /* the lane sends no bcopy: its receive segments stay small */
     if ((uct_config_modify(config, "MM_FIFO_ELEM_SIZE", elem) != UCS_OK) ||
