@@ -54,13 +54,14 @@ const fs_param_desc_t fs_param_table[] = {
      "copied again). Nonblocking, synchronous and larger sends use the "
      "single-copy rendezvous. 0: never; at most 500k",
      FS_PARAM_FIELD(ucx_frag_max)},
-    {"ucx_shm_max", FS_PARAM_SIZE, "4k",
+    {"ucx_shm_max", FS_PARAM_SIZE, "8k",
      "Contiguous messages up to this many bytes to a process of the same "
      "node go as UCT active messages over a shared-memory FIFO of "
      "failstop's own, with failstop's 8-byte header as UCT's header, "
      "instead of UCP active messages (whose send takes UCT's three-piece "
-     "iov path, about twice UCP's tag send). Each FIFO entry holds this "
-     "plus 64 bytes. 0: every message by UCP; at most 8k",
+     "iov path, about twice UCP's tag send): inline in the 128-byte FIFO "
+     "entry up to ~90 bytes, above in its segment of this plus 64 bytes. "
+     "0: every message by UCP; at most 8k",
      FS_PARAM_FIELD(ucx_shm_max)},
     {"self_eager_limit", FS_PARAM_SIZE, "16384",
      "Sends to self up to this many bytes are copied and complete at once; "

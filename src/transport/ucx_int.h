@@ -71,6 +71,8 @@ typedef struct fs_ucx_shm {
     uct_md_h                md;
     uct_iface_h             iface;      /* NULL: no lane */
     size_t                  max;        /* payload bytes a lane message carries */
+    size_t                  short_max;  /* up to this inline in the FIFO entry,
+                                           above in the entry's segment */
     uint64_t                node;       /* who may share it (ucx_shm.c) */
     const char             *name;       /* its UCT transport: posix or sysv */
     uint8_t                *addr;       /* device address, then interface address */
@@ -202,6 +204,8 @@ void        fs_ucx_shm_ep_destroy(fs_tl_ep_t *tep);
 fs_status_t fs_ucx_addr_pack(fs_tl_t *tl);
 const ucp_address_t *fs_ucx_addr_ucp(const uint8_t *addr, size_t len);
 
+int         fs_ucx_shm_send_bcopy(fs_tl_ep_t *tep, const void *hdr, const fs_buf_t *buf);
+
 /* Sends a matching message by the short lane if it is one for it: an 8-byte
  * header, contiguous, small, to a peer of this node.  0: not sent (not for
  * the lane, or the peer's FIFO is full), UCP takes it. */
@@ -215,9 +219,12 @@ static inline int fs_ucx_shm_send(const fs_tl_t *tl, fs_tl_ep_t *tep, unsigned a
         (buf->dt != NULL) || (buf->len > tl->shm.max) || (flags & FS_TL_SEND_RNDV)) {
         return 0;
     }
-    memcpy(&word, hdr, sizeof(word));
-    return uct_ep_am_short(tep->shm_ep, FS_UCX_SHM_AM_ID, word, buf->ptr,
-                           (unsigned)buf->len) == UCS_OK;
+    if (fs_likely(buf->len <= tl->shm.short_max)) {
+        memcpy(&word, hdr, sizeof(word));
+        return uct_ep_am_short(tep->shm_ep, FS_UCX_SHM_AM_ID, word, buf->ptr,
+                               (unsigned)buf->len) == UCS_OK;
+    }
+    return fs_ucx_shm_send_bcopy(tep, hdr, buf);
 }
 
 #endif

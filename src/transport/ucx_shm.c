@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #define FS_UCX_SHM_LIMIT 8192u
+#define FS_UCX_SHM_ELEM  128u     /* bytes per FIFO entry, as UCX's default */
 
 /* Who may share the lane's memory: UCX takes processes with the same boot
  * id for one node, and so attaches a peer's segment across UTS and IPC
@@ -69,6 +70,27 @@ static ucs_status_t fs_ucx_shm_am_cb(void *arg, void *data, size_t length,
         (void)tl->up.am_recv(tl->up_arg, FS_AM_MATCH, data, length, NULL, 0, &rx);
     }
     return UCS_OK;
+}
+
+typedef struct fs_ucx_shm_pack {
+    const void      *hdr;
+    const fs_buf_t  *buf;
+} fs_ucx_shm_pack_t;
+
+static size_t fs_ucx_shm_pack(void *dest, void *arg)
+{
+    const fs_ucx_shm_pack_t *p = arg;
+
+    memcpy(dest, p->hdr, sizeof(uint64_t));
+    memcpy((char *)dest + sizeof(uint64_t), p->buf->ptr, p->buf->len);
+    return sizeof(uint64_t) + p->buf->len;
+}
+
+int fs_ucx_shm_send_bcopy(fs_tl_ep_t *tep, const void *hdr, const fs_buf_t *buf)
+{
+    fs_ucx_shm_pack_t p = {hdr, buf};
+
+    return uct_ep_am_bcopy(tep->shm_ep, FS_UCX_SHM_AM_ID, fs_ucx_shm_pack, &p, 0) >= 0;
 }
 
 static uct_component_h fs_ucx_shm_component(uct_component_h *comps, unsigned n,
@@ -113,19 +135,23 @@ static fs_status_t fs_ucx_shm_iface_open(fs_tl_t *tl, const char *name,
     fs_ucx_shm_t *shm = &tl->shm;
     uct_iface_config_t *config;
     uct_iface_params_t params;
-    char elem[32], fifo[32];
+    char elem[32], seg[32], fifo[32];
     ucs_status_t status;
 
     if (uct_md_iface_config_read(shm->md, name, NULL, NULL, &config) != UCS_OK) {
         return FS_ERR_LOCAL;
     }
-    /* one FIFO element holds a whole message: headers, then the payload */
-    snprintf(elem, sizeof(elem), "%zu", shm->max + 64);
+    /* Small FIFO entries, as UCX's own: a message that fits goes inline
+     * (short), a larger one into the segment the entry points to (bcopy).
+     * Entries big enough for every message measured slower for tiny ones
+     * (a page per entry).  Set whatever the environment says: a sender
+     * writes into its peer's FIFO with its own idea of the entry size. */
+    snprintf(elem, sizeof(elem), "%u", FS_UCX_SHM_ELEM);
+    snprintf(seg, sizeof(seg), "%zu", shm->max + 64);
     snprintf(fifo, sizeof(fifo), "%d", cfg->fifo_size);
-    /* the lane sends no bcopy: its receive segments stay small */
     if ((uct_config_modify(config, "MM_FIFO_ELEM_SIZE", elem) != UCS_OK) ||
         (uct_config_modify(config, "MM_FIFO_SIZE", fifo) != UCS_OK) ||
-        (uct_config_modify(config, "MM_SEG_SIZE", elem) != UCS_OK)) {
+        (uct_config_modify(config, "MM_SEG_SIZE", seg) != UCS_OK)) {
         uct_config_release(config);
         return FS_ERR_LOCAL;
     }
@@ -150,9 +176,11 @@ static fs_status_t fs_ucx_shm_address_build(fs_tl_t *tl)
     if (uct_iface_query(shm->iface, &attr) != UCS_OK) {
         return FS_ERR_LOCAL;
     }
-    if (attr.cap.am.max_short < tl->shm.max + sizeof(uint64_t)) {
+    if ((attr.cap.am.max_short < sizeof(uint64_t)) ||
+        (attr.cap.am.max_bcopy < tl->shm.max + sizeof(uint64_t))) {
         return FS_ERR_LOCAL;
     }
+    shm->short_max = attr.cap.am.max_short - sizeof(uint64_t);
     shm->dev_len   = attr.device_addr_len;
     shm->iface_len = attr.iface_addr_len;
     shm->addr      = calloc(1, shm->dev_len + shm->iface_len + 1);

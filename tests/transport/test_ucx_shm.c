@@ -92,9 +92,9 @@ static void send_match(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id, const void *
                        size_t hdr_len, size_t len)
 {
     static uint8_t payload[2048];
-    static fs_tl_op_t ops[8];
+    static fs_tl_op_t ops[256];
     static unsigned next;
-    fs_tl_op_t *op = &ops[next++ % 8];
+    fs_tl_op_t *op = &ops[next++ % 256];
     fs_status_t st;
     fs_buf_t buf;
     size_t i;
@@ -149,18 +149,34 @@ Test(ucx_shm, a_small_message_with_the_short_header_goes_by_the_lane)
 {
     const uint8_t hdr[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 
-    send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 1024);
-    drain_lane_only();
-    cr_assert_eq(b.upcalls, 1, "the lane did not deliver it");
-    cr_expect_eq(b.am_id, FS_AM_MATCH);
-    cr_assert_eq(b.hdr_len, sizeof(hdr));
-    cr_expect_eq(memcmp(b.hdr, hdr, sizeof(hdr)), 0);
-    expect_payload(&b, 1024);
-    /* an empty one too */
-    send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 0);
-    drain_lane_only();
-    cr_assert_eq(b.upcalls, 2);
-    cr_expect_eq(b.len, 0);
+    /* inline in the FIFO entry, then in its segment, up to the lane's size */
+    const size_t sizes[] = {16, a.tl->shm.short_max, a.tl->shm.short_max + 1, 1024, 0};
+    unsigned i;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        memset(b.hdr, 0, sizeof(b.hdr));
+        send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), sizes[i]);
+        drain_lane_only();
+        cr_assert_eq(b.upcalls, i + 1, "the lane did not deliver %zu bytes", sizes[i]);
+        cr_expect_eq(b.am_id, FS_AM_MATCH);
+        cr_assert_eq(b.hdr_len, sizeof(hdr));
+        cr_expect_eq(memcmp(b.hdr, hdr, sizeof(hdr)), 0);
+        expect_payload(&b, sizes[i]);
+    }
+}
+
+/* A receiver that does not poll fills its FIFO (64 entries here): the
+ * messages that find it full go by UCP, none is lost. */
+Test(ucx_shm, a_full_fifo_sends_by_ucp)
+{
+    const uint8_t hdr[8] = {0};
+    int i;
+
+    for (i = 0; i < 200; ++i) {
+        send_match(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 8);
+    }
+    ucx_pair_progress(a.tl, b.tl, 0.2);
+    cr_expect_eq(b.upcalls, 200, "%u of 200 delivered", b.upcalls);
 }
 
 Test(ucx_shm, reports_name_the_lane)
