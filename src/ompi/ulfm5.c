@@ -112,7 +112,10 @@ static void fs_ulfm5_feed(int rank)
     opal_mutex_unlock(&ompi_group_afp_mutex);
     n = opal_pointer_array_get_size(&ompi_mpi_communicators);
     for (i = 0; i < n; ++i) {
-        ompi_communicator_t *comm = opal_pointer_array_get_item(&ompi_mpi_communicators, i);
+        /* not the raw array: a slot reserved while a context id is agreed
+         * holds OMPI_COMM_SENTINEL (0x1), no communicator (a failure
+         * declared then crashed here, tf_life_comm over TCP) */
+        ompi_communicator_t *comm = ompi_comm_lookup((uint32_t)i);
 
         if ((comm != NULL) && (fs_ompi_comm(comm) != NULL) && fs_ulfm5_holds(comm, one)) {
             comm->any_source_enabled = false;
