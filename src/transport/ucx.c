@@ -354,6 +354,7 @@ void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     fs_tl_ep_t *tep = arg;
     fs_tl_t *tl     = tep->tl;
+    void *user      = tep->user;
     const fs_fault_row_t *row;
 
     (void)ep;
@@ -361,11 +362,12 @@ void fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
         return;
     }
     tep->failed = 1;
-    /* what the peer sent by the short lane before this comes first */
+    /* what the peer sent by the short lane before this comes first (its
+     * upcalls may close endpoints: tep is not read after it) */
     fs_ucx_shm_drain(tl);
     row = fs_fault_classify(FS_FAULT_SRC_UCX, status, 0,
                             FS_FAULT_CTX_EP_ERROR | tl->fault_ctx);
-    tl->up.ep_error(tl->up_arg, tep->user, row);
+    tl->up.ep_error(tl->up_arg, user, row);
 }
 
 /* ucp_ep_create failed.  Over TCP it connects at once, so a peer that just
@@ -589,7 +591,6 @@ static const char *fs_ucx_tl_key(const char *prefix, const char *key, char *buf,
 
 static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **config_p)
 {
-    static const char *const *const mm_tls = fs_ucx_mm_tls;
     static const char *const cma_tls[] = {"sm", "shm", "cma", NULL};
     static const char *const mm_eh[]  = {"UCX_MM_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING",
                                          "UCX_POSIX_ERROR_HANDLING", NULL};
@@ -608,7 +609,7 @@ static fs_status_t fs_ucx_config(const fs_tl_config_t *cfg, ucp_config_t **confi
     if (ucp_config_read(NULL, NULL, &config) != UCS_OK) {
         return FS_ERR_LOCAL;
     }
-    if (fs_ucx_tls_allows(mm_tls)) {
+    if (fs_ucx_tls_allows(fs_ucx_mm_tls)) {
         fs_ucx_config_default(config, "MM_ERROR_HANDLING", "y", mm_eh);
         snprintf(value, sizeof(value), "%d", cfg->fifo_size);
         fs_ucx_config_default(config, "MM_FIFO_SIZE", value, fifo);
