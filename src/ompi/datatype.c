@@ -39,21 +39,11 @@ size_t fs_ompi_dt_unpack(void *state, size_t offset, const void *src, size_t len
     return length;
 }
 
-static int fs_ompi_dt_is_contig(ompi_datatype_t *datatype, size_t count)
-{
-    return opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count);
-}
-
-void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
-                         ompi_datatype_t *datatype, int for_send, fs_buf_t *fbuf)
+void fs_ompi_buf_prepare_conv(fs_ompi_req_t *req, const void *buf, size_t count,
+                              ompi_datatype_t *datatype, int for_send, fs_buf_t *fbuf)
 {
     size_t size;
 
-    if (OPAL_LIKELY(fs_ompi_dt_is_contig(datatype, count))) {
-        fs_buf_set_contig(fbuf, (char *)buf + datatype->super.true_lb,
-                          datatype->super.size * count);
-        return;
-    }
     /* held until fs_ompi_buf_release: MPI_Type_free is deferred while
      * operations use the type (contiguous layouts never look at it again) */
     OMPI_DATATYPE_RETAIN(datatype);
@@ -75,11 +65,9 @@ void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
     fbuf->dt         = &req->dt;
 }
 
-void fs_ompi_buf_release(fs_ompi_req_t *req)
+void fs_ompi_buf_release_conv(fs_ompi_req_t *req)
 {
-    if (req->has_conv) {
-        opal_convertor_cleanup(&req->dt.conv);
-        req->has_conv = 0;
-        OMPI_DATATYPE_RELEASE(req->dt.type);
-    }
+    opal_convertor_cleanup(&req->dt.conv);
+    req->has_conv = 0;
+    OMPI_DATATYPE_RELEASE(req->dt.type);
 }

@@ -221,11 +221,32 @@ static inline void fs_ompi_inject_point(fs_ompi_phase_t phase)
 /* datatype.c */
 size_t fs_ompi_dt_pack(void *dt, size_t offset, void *dst, size_t max);
 size_t fs_ompi_dt_unpack(void *dt, size_t offset, const void *src, size_t len);
+void fs_ompi_buf_prepare_conv(fs_ompi_req_t *req, const void *buf, size_t count,
+                              ompi_datatype_t *datatype, int for_send, fs_buf_t *fbuf);
+void fs_ompi_buf_release_conv(fs_ompi_req_t *req);
+
 /* Describes (buf, count, datatype) as an fs_buf_t, preparing the convertor
- * for non-contiguous layouts. */
-void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
-                         ompi_datatype_t *datatype, int for_send, fs_buf_t *fbuf);
-void fs_ompi_buf_release(fs_ompi_req_t *req);
+ * for non-contiguous layouts (out of line: contiguous ones are per-message
+ * work). */
+static inline void fs_ompi_buf_prepare(fs_ompi_req_t *req, const void *buf, size_t count,
+                                       ompi_datatype_t *datatype, int for_send,
+                                       fs_buf_t *fbuf)
+{
+    if (OPAL_LIKELY(opal_datatype_is_contiguous_memory_layout(&datatype->super,
+                                                              (int32_t)count))) {
+        fs_buf_set_contig(fbuf, (char *)buf + datatype->super.true_lb,
+                          datatype->super.size * count);
+        return;
+    }
+    fs_ompi_buf_prepare_conv(req, buf, count, datatype, for_send, fbuf);
+}
+
+static inline void fs_ompi_buf_release(fs_ompi_req_t *req)
+{
+    if (OPAL_UNLIKELY(req->has_conv)) {
+        fs_ompi_buf_release_conv(req);
+    }
+}
 
 /* request.c */
 fs_ompi_req_t *fs_ompi_req_get(fs_ompi_req_kind_t kind, ompi_communicator_t *comm,

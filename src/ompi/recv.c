@@ -11,7 +11,7 @@ static int fs_ompi_check_recv(ompi_communicator_t *comm, int src, size_t count)
     return ((ssize_t)count < 0) ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
-static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
+static inline int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
                               ompi_datatype_t *datatype, int src, int tag,
                               ompi_communicator_t *comm)
 {
@@ -27,7 +27,7 @@ static int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
     return OMPI_SUCCESS;
 }
 
-static fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
+static inline fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
 {
     fs_status_t st;
 
@@ -44,7 +44,7 @@ static fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
 }
 
 /* A pooled receive request, set up; NULL with *rc_p set on failure. */
-static fs_ompi_req_t *fs_ompi_recv_new(void *buf, size_t count, ompi_datatype_t *datatype,
+static inline fs_ompi_req_t *fs_ompi_recv_new(void *buf, size_t count, ompi_datatype_t *datatype,
                                        int src, int tag, ompi_communicator_t *comm,
                                        int *rc_p)
 {
@@ -63,7 +63,7 @@ static fs_ompi_req_t *fs_ompi_recv_new(void *buf, size_t count, ompi_datatype_t 
 }
 
 /* Nonblocking: the request completes now or from a callback. */
-static void fs_ompi_recv_begin(fs_ompi_req_t *req, fs_msg_t *msg)
+static inline void fs_ompi_recv_begin(fs_ompi_req_t *req, fs_msg_t *msg)
 {
     fs_status_t st;
 

@@ -252,11 +252,24 @@ void fs_ompi_recv_pending(fs_recv_t *rreq, int pending)
 
 static void fs_ompi_recv_complete(fs_recv_t *rreq)
 {
+    fs_ompi_req_t *req;
+
     if (rreq->super.host_flags & FS_OMPI_HOST_STACK) {
         return;
     }
-    fs_ompi_req_complete(fs_container_of(rreq, fs_ompi_req_t, core.recv),
-                         rreq->super.status);
+    req = fs_container_of(rreq, fs_ompi_req_t, core.recv);
+    if (OPAL_LIKELY((rreq->super.status == FS_OK) && !req->pending_told &&
+                    !req->free_called && !req->has_conv && !fs_req_busy(&rreq->super))) {
+        /* the common case of fs_ompi_req_complete, in one step: a message
+         * taken whole into a contiguous buffer, its receive waited for */
+        req->core_pending = 0;
+        fs_ompi_status_fill(&req->ompi.req_status, rreq);
+        req->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+        FS_TSAN_RELEASE(&req->ompi);
+        ompi_request_complete(&req->ompi, true);
+        return;
+    }
+    fs_ompi_req_complete(req, rreq->super.status);
 }
 
 static void fs_ompi_req_idle(fs_req_t *core)

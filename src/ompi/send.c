@@ -88,15 +88,15 @@ static void fs_ompi_send_setup(fs_ompi_req_t *req, const void *buf, size_t count
     fs_ompi_buf_prepare(req, buf, count, datatype, 1, &req->core.send.buf);
 }
 
-/* Small nonblocking standard sends usually finish inside the call: try
- * that with the core request on the stack, and only take a pooled request
- * if it did not (as pml ucx does).  Sizes above the endpoint's learned
- * imm_max are not tried (ep.h).  FS_ERR_AGAIN: nothing was sent; else the
- * send's outcome (a transport that kept it in flight is waited for). */
-static fs_status_t fs_ompi_send_now(const void *buf, size_t count,
-                                    ompi_datatype_t *datatype, int dst, int tag,
-                                    mca_pml_base_send_mode_t mode,
-                                    ompi_communicator_t *comm)
+/* Small standard sends usually finish inside the call: try that with the
+ * core request on the stack, and only take a pooled request if it did not
+ * (as pml ucx does).  Sizes above the endpoint's learned imm_max are not
+ * tried (ep.h).  FS_ERR_AGAIN: nothing was sent; else the send's outcome (a
+ * transport that kept it in flight is waited for). */
+static inline fs_status_t fs_ompi_send_now(const void *buf, size_t count,
+                                           ompi_datatype_t *datatype, int dst, int tag,
+                                           mca_pml_base_send_mode_t mode,
+                                           ompi_communicator_t *comm)
 {
     fs_send_t sreq;
     fs_status_t st;
@@ -106,12 +106,10 @@ static fs_status_t fs_ompi_send_now(const void *buf, size_t count,
         !opal_datatype_is_contiguous_memory_layout(&datatype->super, (int32_t)count)) {
         return FS_ERR_AGAIN;
     }
-    fs_send_prepare(&sreq, fs_ompi_comm(comm), dst, tag, FS_SEND_STANDARD);
-    fs_buf_set_contig(&sreq.buf, (char *)buf + datatype->super.true_lb,
-                      datatype->super.size * count);
     sreq.super.host_flags = FS_OMPI_HOST_STACK;
     fs_ompi_lock();
-    st = fs_send_try(&sreq);
+    st = fs_send_try(&sreq, fs_ompi_comm(comm), dst, tag,
+                     (char *)buf + datatype->super.true_lb, datatype->super.size * count);
     fs_ompi_unlock();
     if (OPAL_UNLIKELY(st == FS_INPROGRESS)) {
         fs_ompi_wait_core(&sreq.super);
@@ -204,8 +202,13 @@ int mca_pml_failstop_send(const void *buf, size_t count, ompi_datatype_t *dataty
     if (OPAL_UNLIKELY(mode == MCA_PML_BASE_SEND_BUFFERED)) {
         return fs_ompi_bsend(buf, count, datatype, dst, tag, comm);
     }
-    /* the core request on the stack serves whatever happens: no immediate
-     * attempt first (a refused one would cost a second send) */
+    /* an immediate attempt first, as MPI_Isend's: sizes a transport refuses
+     * are learned (imm_max) and not tried again, so it rarely costs a
+     * second send; then the core request on the stack */
+    st = fs_ompi_send_now(buf, count, datatype, dst, tag, mode, comm);
+    if (OPAL_LIKELY(st != FS_ERR_AGAIN)) {
+        return fs_ompi_error(st);
+    }
     if (OPAL_LIKELY(opal_datatype_is_contiguous_memory_layout(&datatype->super,
                                                               (int32_t)count))) {
         return fs_ompi_send_stack(buf, count, datatype, dst, tag, mode, comm);

@@ -185,6 +185,7 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
     comm->cid     = cid;
     comm->my_rank = my_rank;
     comm->size    = size;
+    comm->short_hdr = (cid <= UINT16_MAX) && ((uint32_t)my_rank <= UINT16_MAX);
     comm->host    = host;
     fs_mq_init(&comm->mq);
     for (r = 0; r < size; ++r) {

@@ -305,12 +305,15 @@ fs_status_t fs_send_start(fs_send_t *sreq);
  * once (the peer is known failed or gone; a collective on an inactive
  * comm).  Buffered sends, which complete locally, check this first. */
 fs_status_t fs_send_precheck(const fs_comm_t *comm, uint32_t dst, int32_t tag);
-/* Sends only if it completes at once, with nothing left in flight: FS_OK,
- * or FS_ERR_AGAIN and nothing was sent, in which case the caller uses
- * fs_send_start.  A transport that breaks FS_TL_SEND_IMM's promise makes it
- * return as fs_send_start does (FS_INPROGRESS: the caller keeps sreq until
- * fs_req_idle, so a request on the stack is waited for). */
-fs_status_t fs_send_try(fs_send_t *sreq);
+/* Sends len bytes at ptr to dst with tag, standard mode, only if it
+ * completes at once with nothing left in flight: FS_OK, or FS_ERR_AGAIN and
+ * nothing was sent, in which case the caller prepares sreq and uses
+ * fs_send_start.  sreq is storage (its host_flags set by the caller), made a
+ * whole request only if a transport breaks FS_TL_SEND_IMM's promise: then
+ * it returns as fs_send_start does (FS_INPROGRESS: the caller keeps sreq
+ * until fs_req_idle, so a request on the stack is waited for). */
+fs_status_t fs_send_try(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
+                        void *ptr, size_t len);
 
 void        fs_recv_prepare(fs_recv_t *rreq, fs_comm_t *comm, int32_t src,
                             int32_t tag);

@@ -37,19 +37,7 @@ static fs_status_t fs_engine_am_recv(void *arg, unsigned am_id, const void *hdr,
     /* UCX puts the user header after the payload, at any alignment: copy */
     if (fs_likely(am_id == FS_AM_MATCH) &&
         fs_likely(fs_engine_unpack_match(hdr, hdr_len, &match))) {
-        fs_status_t status;
-
-        engine->rx_desc = rx->desc;
-        status = fs_rx_match(engine, &match, data, len, rx);
-        engine->rx_desc = NULL;
-        if (fs_unlikely(engine->rx_desc_released)) {
-            /* kept, then dropped in the same upcall (a departure completed
-             * by this very message discards what it parked): the transport
-             * frees it */
-            engine->rx_desc_released = 0;
-            return FS_OK;
-        }
-        return status;
+        return fs_rx_match(engine, &match, data, len, rx);
     }
     if ((am_id == FS_AM_CTRL) && (hdr_len == sizeof(ctrl))) {
         memcpy(&ctrl, hdr, sizeof(ctrl));

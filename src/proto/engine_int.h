@@ -85,6 +85,7 @@ struct fs_comm {
     uint8_t          anysrc_disabled;   /* 17.6: until reenabled */
     uint8_t          coll_inactive;     /* 17.7: until the next validation */
     uint8_t          poisoned;          /* some bin has poisoned tags */
+    uint8_t          short_hdr;         /* cid and my_rank fit fs_hdr_short_t */
     uint64_t         acked_epoch;       /* failures acknowledged by reenable/ack */
     /* The members agreements, revokes and validations span (comm.c):
      * intracommunicators: the ranks (members NULL, peers[i].ep);

@@ -311,19 +311,17 @@ static int fs_rx_fast(fs_engine_t *engine, fs_comm_t *comm, const fs_hdr_match_t
     return 1;
 }
 
-fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
-                        void *data, size_t len, const fs_tl_rx_t *rx)
+/* Everything but the common case, out of line: the message as an fs_msg_t
+ * on this frame, not on fs_rx_match's. */
+static __attribute__((noinline))
+fs_status_t fs_rx_match_general(fs_engine_t *engine, fs_comm_t *comm,
+                                const fs_hdr_match_t *hdr, void *data, size_t len,
+                                const fs_tl_rx_t *rx)
 {
-    fs_comm_t *comm = fs_engine_comm(engine, hdr->cid);
-    int rndv        = (rx->flags & FS_TL_RX_RNDV) != 0;
+    int rndv = (rx->flags & FS_TL_RX_RNDV) != 0;
+    fs_status_t status;
     fs_msg_t fresh;
 
-    ++engine->stats.msgs_received;
-    fs_engine_count_msg(engine, NULL);
-    if (fs_likely((comm != NULL) && ((uint32_t)hdr->src < comm->size) && !rndv) &&
-        fs_rx_fast(engine, comm, hdr, data, len)) {
-        return FS_OK;
-    }
     fresh.mq.src    = hdr->src;
     fresh.mq.tag    = hdr->tag;
     fresh.seq.seq   = hdr->seq;
@@ -337,15 +335,38 @@ fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
     fresh.data      = rndv ? NULL : data;
     fresh.desc      = rndv ? rx->desc : NULL;
     fresh.self_sreq = NULL;
-    if (fs_unlikely(comm == NULL)) {
-        return fs_rx_stash_early(engine, &fresh, rx);
-    }
-    if (fs_unlikely((uint32_t)hdr->src >= comm->size)) {
+    if (fs_unlikely((comm != NULL) && ((uint32_t)hdr->src >= comm->size))) {
         FS_WARN("cid %u: dropping message from out-of-range rank %d", hdr->cid, hdr->src);
         ++engine->stats.dropped_malformed;
         return FS_OK;
     }
-    return fs_rx_sequence(comm, hdr->src, &fresh, rx);
+    engine->rx_desc = rx->desc;
+    status = (comm == NULL) ? fs_rx_stash_early(engine, &fresh, rx) :
+                              fs_rx_sequence(comm, hdr->src, &fresh, rx);
+    engine->rx_desc = NULL;
+    if (fs_unlikely(engine->rx_desc_released)) {
+        /* kept, then dropped in the same upcall (a departure completed by
+         * this very message discards what it parked): the transport frees
+         * it */
+        engine->rx_desc_released = 0;
+        return FS_OK;
+    }
+    return status;
+}
+
+fs_status_t fs_rx_match(fs_engine_t *engine, const fs_hdr_match_t *hdr,
+                        void *data, size_t len, const fs_tl_rx_t *rx)
+{
+    fs_comm_t *comm = fs_engine_comm(engine, hdr->cid);
+
+    ++engine->stats.msgs_received;
+    fs_engine_count_msg(engine, NULL);
+    if (fs_likely((comm != NULL) && ((uint32_t)hdr->src < comm->size) &&
+                  !(rx->flags & FS_TL_RX_RNDV)) &&
+        fs_rx_fast(engine, comm, hdr, data, len)) {
+        return FS_OK;
+    }
+    return fs_rx_match_general(engine, comm, hdr, data, len, rx);
 }
 
 /* ---- posted receives ----------------------------------------------------- */
@@ -369,6 +390,29 @@ fs_status_t fs_recv_precheck(fs_comm_t *comm, fs_comm_peer_t *peer, int32_t tag)
     return FS_OK;
 }
 
+/* The common case, taken without the general way's calls: a receive from
+ * one healthy peer, on a communicator with no failure rule in force, that
+ * no message waits for yet.  Every check is one the general way makes
+ * (fs_recv_precheck, the unexpected queue, the peer's state), so both post
+ * it alike. */
+static inline int fs_recv_post_fast(fs_comm_t *comm, fs_recv_t *rreq)
+{
+    int32_t src = rreq->mq.src;
+    fs_comm_peer_t *peer;
+
+    if ((src == FS_ANY_SOURCE) || ((uint32_t)src >= comm->size) || comm->revoked ||
+        comm->poisoned || (fs_mq_tag_is_coll(rreq->mq.tag) && comm->coll_inactive)) {
+        return 0;
+    }
+    peer = &comm->peers[src];
+    if (!fs_list_is_empty(&peer->bin.unexpected) || !fs_ep_is_usable(peer->ep) ||
+        (peer->broken != FS_CHAN_OK)) {
+        return 0;
+    }
+    fs_mq_post(&comm->mq, &peer->bin, &rreq->mq);
+    return 1;
+}
+
 fs_status_t fs_recv_start(fs_recv_t *rreq)
 {
     fs_comm_t *comm      = rreq->comm;
@@ -380,6 +424,9 @@ fs_status_t fs_recv_start(fs_recv_t *rreq)
     int held = 0;
 
     rreq->super.flags = FS_REQ_F_RECV | (rreq->super.flags & FS_REQ_F_HOLD_WILD);
+    if (fs_likely(fs_recv_post_fast(comm, rreq))) {
+        return FS_INPROGRESS;
+    }
     if (src != FS_ANY_SOURCE) {
         if (fs_unlikely((uint32_t)src >= comm->size)) {
             return FS_ERR_INVALID;

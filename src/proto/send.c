@@ -17,8 +17,8 @@ void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
     sreq->hdr.src     = comm->my_rank;
     sreq->hdr.flags   = (mode == FS_SEND_SYNC) ? FS_HDR_F_SYNC : 0;
     sreq->hdr.pad     = 0;
-    sreq->short_ok    = (comm->cid <= UINT16_MAX) && (comm->my_rank <= UINT16_MAX) &&
-                        (tag >= INT16_MIN) && (tag <= INT16_MAX) && (mode != FS_SEND_SYNC);
+    sreq->short_ok    = comm->short_hdr && (tag >= INT16_MIN) && (tag <= INT16_MAX) &&
+                        (mode != FS_SEND_SYNC);
     sreq->hdr_short.cid = (uint16_t)comm->cid;
     sreq->hdr_short.src = (uint16_t)comm->my_rank;
     sreq->hdr_short.tag = (int16_t)tag;
@@ -158,31 +158,73 @@ static fs_status_t fs_send_committed(fs_send_t *sreq, fs_status_t status)
     return status;
 }
 
-/* FS_ERR_AGAIN: nothing was sent.  Anything else was sent (the sequence
- * number is spent): FS_OK, or, should a transport break FS_TL_SEND_IMM's
- * promise, what fs_send_start would return, and then the caller keeps sreq
- * until it is idle. */
-fs_status_t fs_send_try(fs_send_t *sreq)
+/* The rest of a request fs_send_try began (op, wire header and buffer are
+ * set), as fs_send_prepare and fs_send_start would have made it: only for a
+ * send the transport kept. */
+static void fs_send_try_complete(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,
+                                 int32_t tag)
 {
-    fs_comm_t *comm      = sreq->comm;
-    fs_comm_peer_t *peer = &comm->peers[sreq->dst];
+    fs_ep_t *ep = comm->peers[dst].ep;
+
+    sreq->comm      = comm;
+    sreq->dst       = dst;
+    sreq->mode      = FS_SEND_STANDARD;
+    sreq->hdr.cid   = comm->cid;
+    sreq->hdr.tag   = tag;
+    sreq->hdr.src   = comm->my_rank;
+    sreq->hdr.seq   = sreq->hdr_short.seq;
+    sreq->hdr.flags = 0;
+    sreq->hdr.pad   = 0;
+    sreq->short_ok  = 1;
+    sreq->blocking  = 0;
+    sreq->super.flags  = 0;
+    sreq->super.engine = comm->engine;
+    sreq->super.ep     = ep;
+}
+
+/* The common MPI_Isend and MPI_Send: small, contiguous, standard, to a
+ * healthy peer, done inside the call.  Only what such a send needs is
+ * written (the rest of sreq only if the transport kept it): this is the
+ * send path's hot loop.  FS_ERR_AGAIN: nothing was sent.  Anything else
+ * was sent (the sequence number is spent): FS_OK, or, should a transport
+ * break FS_TL_SEND_IMM's promise, what fs_send_start would return, and then
+ * the caller keeps sreq until it is idle. */
+fs_status_t fs_send_try(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
+                        void *ptr, size_t len)
+{
+    fs_comm_peer_t *peer = &comm->peers[dst];
+    fs_ep_t *ep          = peer->ep;
+    fs_engine_t *engine  = comm->engine;
     fs_status_t status;
 
-    if (fs_unlikely(!fs_ep_is_usable(peer->ep) || peer->ep->is_self ||
-                    (sreq->mode == FS_SEND_SYNC) || comm->revoked ||
-                    ((sreq->hdr.tag < 0) && comm->coll_inactive)) ||
-        (sreq->buf.len > peer->ep->imm_max)) {
+    if (fs_unlikely(!fs_ep_is_usable(ep) || ep->is_self || !comm->short_hdr ||
+                    comm->revoked || (tag < INT16_MIN) || (tag > INT16_MAX) ||
+                    ((tag < 0) && comm->coll_inactive)) ||
+        (len > ep->imm_max)) {
         return FS_ERR_AGAIN;
     }
-    sreq->super.ep = peer->ep;
-    status = fs_send_remote(comm->engine, sreq, peer, FS_TL_SEND_IMM);
+    sreq->hdr_short.cid = (uint16_t)comm->cid;
+    sreq->hdr_short.src = (uint16_t)comm->my_rank;
+    sreq->hdr_short.tag = (int16_t)tag;
+    sreq->hdr_short.seq = peer->tx_seq;
+    fs_buf_set_contig(&sreq->buf, ptr, len);
+    sreq->super.op.cb   = fs_send_done;
+    sreq->super.op.busy = 0;
+    status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH, &sreq->hdr_short,
+                                     sizeof(sreq->hdr_short), &sreq->buf, FS_TL_SEND_IMM,
+                                     &sreq->super.op);
+    if (fs_unlikely(status == FS_ERR_AGAIN)) {
+        ep->imm_refused = len + 1;
+        return FS_ERR_AGAIN;
+    }
+    ++peer->tx_seq;
+    ++ep->tx_msgs;
+    ++engine->stats.msgs_sent;
+    fs_engine_count_msg(engine, ep);
     if (fs_likely(status == FS_OK)) {
         return FS_OK;
     }
-    if (status == FS_ERR_AGAIN) {
-        peer->ep->imm_refused = sreq->buf.len + 1;
-        return FS_ERR_AGAIN;
-    }
+    fs_send_try_complete(sreq, comm, dst, tag);
     return fs_send_committed(sreq, status);
 }
 

@@ -34,7 +34,8 @@ static fs_mq_recv_t *fs_mq_first_posted(fs_list_t *list, int32_t tag)
     return NULL;
 }
 
-fs_mq_recv_t *fs_mq_match_posted(fs_mq_t *mq, fs_mq_bin_t *bin, int32_t tag)
+/* The general case of fs_mq_match_posted (mq.h). */
+fs_mq_recv_t *fs_mq_match_posted_all(fs_mq_t *mq, fs_mq_bin_t *bin, int32_t tag)
 {
     fs_mq_recv_t *specific = fs_mq_first_posted(&bin->posted, tag);
     fs_mq_recv_t *wild     = NULL;

@@ -70,9 +70,25 @@ void fs_mq_bin_init(fs_mq_bin_t *bin);
 /* Appends a receive; bin is its source's bin, or NULL for ANY_SOURCE. */
 void fs_mq_post(fs_mq_t *mq, fs_mq_bin_t *bin, fs_mq_recv_t *recv);
 
+fs_mq_recv_t *fs_mq_match_posted_all(fs_mq_t *mq, fs_mq_bin_t *bin, int32_t tag);
+
 /* For a message from bin's source with this tag: removes and returns the
- * receive it matches, or NULL. */
-fs_mq_recv_t *fs_mq_match_posted(fs_mq_t *mq, fs_mq_bin_t *bin, int32_t tag);
+ * receive it matches, or NULL.  Inline, the per-message case: no wildcard
+ * receive posted and the first receive from that source takes it. */
+static inline fs_mq_recv_t *fs_mq_match_posted(fs_mq_t *mq, fs_mq_bin_t *bin, int32_t tag)
+{
+    fs_list_t *first = bin->posted.next;
+
+    if (fs_list_is_empty(&mq->wild_posted) && (first != &bin->posted)) {
+        fs_mq_recv_t *recv = fs_container_of(first, fs_mq_recv_t, elem);
+
+        if (fs_mq_tag_matches(recv->tag, tag)) {
+            fs_list_remove(first);
+            return recv;
+        }
+    }
+    return fs_mq_match_posted_all(mq, bin, tag);
+}
 
 void fs_mq_add_unexpected(fs_mq_t *mq, fs_mq_bin_t *bin, fs_mq_msg_t *msg);
 

@@ -78,6 +78,7 @@ typedef struct fs_ucx_shm {
     uint8_t                *addr;       /* device address, then interface address */
     size_t                  dev_len;
     size_t                  iface_len;
+    unsigned                busy_polls; /* progress calls the lane had work */
 } fs_ucx_shm_t;
 
 struct fs_tl {

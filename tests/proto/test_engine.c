@@ -441,9 +441,8 @@ static fs_status_t try_send(void *buf, size_t len)
 {
     fs_send_t t;
 
-    fs_send_prepare(&t, comm[1], 0, 3, FS_SEND_STANDARD);
-    fs_buf_set_contig(&t.buf, buf, len);
-    return fs_send_try(&t);
+    t.super.host_flags = 0;
+    return fs_send_try(&t, comm[1], 0, 3, buf, len);
 }
 
 /* A size the transport refused immediately and then, in the very next send,
@@ -503,16 +502,12 @@ Test(engine, immediate_send_that_cannot_finish_leaves_no_trace)
     fs_send_t tryreq;
 
     fill(big, sizeof(big), 9);
-    fs_send_prepare(&tryreq, comm[1], 0, 3, FS_SEND_STANDARD);
-    fs_buf_set_contig(&tryreq.buf, big, sizeof(big));
-    cr_expect_eq(fs_send_try(&tryreq), FS_ERR_AGAIN, "a rendezvous is not immediate");
-    fs_send_prepare(&tryreq, comm[1], 0, 3, FS_SEND_STANDARD);
-    fs_buf_set_contig(&tryreq.buf, &a, 1);
-    cr_expect_eq(fs_send_try(&tryreq), FS_OK);
+    tryreq.super.host_flags = 0;
+    cr_expect_eq(fs_send_try(&tryreq, comm[1], 0, 3, big, sizeof(big)), FS_ERR_AGAIN,
+                 "a rendezvous is not immediate");
+    cr_expect_eq(fs_send_try(&tryreq, comm[1], 0, 3, &a, 1), FS_OK);
     send_msg(&s, 1, 0, 3, big, sizeof(big), FS_SEND_STANDARD);
-    fs_send_prepare(&tryreq, comm[1], 0, 3, FS_SEND_STANDARD);
-    fs_buf_set_contig(&tryreq.buf, &b, 1);
-    cr_expect_eq(fs_send_try(&tryreq), FS_OK);
+    cr_expect_eq(fs_send_try(&tryreq, comm[1], 0, 3, &b, 1), FS_OK);
     progress_all();
     /* in send order, nothing lost or taken as a duplicate */
     cr_expect_eq(recv_msg(&r, 0, 1, 3, &x, 1), FS_OK);
@@ -524,6 +519,53 @@ Test(engine, immediate_send_that_cannot_finish_leaves_no_trace)
     cr_expect_eq(recv_msg(&r, 0, 1, 3, &y, 1), FS_OK);
     cr_expect_eq(y, 2);
     cr_expect_eq(fs_engine_stats(eng[0])->dropped_malformed, 0);
+}
+
+/* What an immediate send does not take goes the general way, which gives
+ * the failure rules' errors and the long header: a revoked communicator,
+ * collectives off (a negative tag), a context id or tag beyond the short
+ * header.  Nothing is sent and no sequence number is spent. */
+Test(engine, immediate_send_leaves_failure_rules_and_long_headers_to_the_general_way)
+{
+    struct fs_tl *tl = eps[1][0]->tl_ep->self_tl;
+    fs_comm_t *wide[NENG];
+    uint8_t a = 5, x = 0;
+    int sent, i;
+    treq_t s, r;
+    fs_send_t t;
+
+    t.super.host_flags = 0;
+    for (i = 0; i < NENG; ++i) {
+        make_comm(i, 70000, &wide[i]);
+    }
+    sent = tl->sent;
+    cr_expect_eq(fs_send_try(&t, wide[1], 0, 3, &a, 1), FS_ERR_AGAIN, "context id too wide");
+    cr_expect_eq(fs_send_try(&t, comm[1], 0, 40000, &a, 1), FS_ERR_AGAIN, "tag too wide");
+    fs_comm_fail_collectives(comm[1]);
+    cr_expect_eq(fs_send_try(&t, comm[1], 0, -5, &a, 1), FS_ERR_AGAIN, "collectives off");
+    cr_expect_eq(tl->sent, sent, "nothing sent");
+    cr_expect_eq(send_msg(&s, 1, 0, -5, &a, 1, FS_SEND_STANDARD), FS_ERR_COLL_INACTIVE);
+
+    cr_expect_eq(send_msg(&s, 1, 0, 3, &a, 1, FS_SEND_STANDARD), FS_OK);
+    progress_all();
+    cr_expect_eq(recv_msg(&r, 0, 1, 3, &x, 1), FS_OK, "in order: no sequence number spent");
+    cr_expect_eq(x, 5);
+
+    fs_send_prepare(&s.u.s, wide[1], 0, 3, FS_SEND_STANDARD);   /* the long header */
+    fs_buf_set_contig(&s.u.s.buf, &a, 1);
+    cr_expect_eq(fs_send_start(&s.u.s), FS_OK);
+    progress_all();
+    x = 0;
+    fs_recv_prepare(&r.u.r, wide[0], 1, 3);
+    fs_buf_set_contig(&r.u.r.buf, &x, 1);
+    cr_expect_eq(fs_recv_start(&r.u.r), FS_OK);
+    cr_expect_eq(x, 5);
+    cr_expect_eq(r.u.r.tag_out, 3);
+
+    cr_assert_eq(fs_comm_revoke(comm[1]), FS_OK);
+    sent = tl->sent;
+    cr_expect_eq(fs_send_try(&t, comm[1], 0, 3, &a, 1), FS_ERR_AGAIN, "revoked");
+    cr_expect_eq(tl->sent, sent, "nothing sent on a revoked communicator");
 }
 
 /* A transport that keeps an immediate send in flight (it promised not to)
@@ -538,10 +580,8 @@ Test(engine, immediate_send_kept_in_flight_is_not_sent_twice)
     treq_t t, r;
 
     memset(&t, 0, sizeof(t));
-    fs_send_prepare(&t.u.s, comm[1], 0, 3, FS_SEND_STANDARD);
-    fs_buf_set_contig(&t.u.s.buf, &a, 1);
     tl->imm_in_flight = 1;
-    cr_expect_eq(fs_send_try(&t.u.s), FS_INPROGRESS);
+    cr_expect_eq(fs_send_try(&t.u.s, comm[1], 0, 3, &a, 1), FS_INPROGRESS);
     cr_expect_eq(tl->sent, 1, "sent once");
     cr_expect_eq(tl->imm_refusals, 0, "not taken for a refusal");
     cr_expect_eq(try_send(&b, 1), FS_OK, "the next one goes out as usual");
