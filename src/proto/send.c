@@ -6,8 +6,10 @@
 
 static void fs_send_done(fs_tl_op_t *op, fs_status_t status, size_t length);
 
-void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
-                     fs_send_mode_t mode)
+/* What a request says of its message besides the wire's short form and
+ * the transport op: fs_send_prepare's and fs_send_try's common part. */
+static void fs_send_describe(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
+                             fs_send_mode_t mode)
 {
     sreq->comm        = comm;
     sreq->dst         = dst;
@@ -17,17 +19,23 @@ void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
     sreq->hdr.src     = comm->my_rank;
     sreq->hdr.flags   = (mode == FS_SEND_SYNC) ? FS_HDR_F_SYNC : 0;
     sreq->hdr.pad     = 0;
+    sreq->blocking    = 0;   /* the host sets it: fs_send_fast */
+    sreq->super.flags  = 0;
+    sreq->super.engine = comm->engine;
+}
+
+void fs_send_prepare(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t tag,
+                     fs_send_mode_t mode)
+{
+    fs_send_describe(sreq, comm, dst, tag, mode);
     sreq->short_ok    = comm->short_hdr && (tag >= INT16_MIN) && (tag <= INT16_MAX) &&
                         (mode != FS_SEND_SYNC);
     sreq->hdr_short.cid = (uint16_t)comm->cid;
     sreq->hdr_short.src = (uint16_t)comm->my_rank;
     sreq->hdr_short.tag = (int16_t)tag;
-    sreq->blocking      = 0;   /* the host sets it: fs_send_fast */
     sreq->super.op.cb      = fs_send_done;
     sreq->super.op.busy    = 0;
-    sreq->super.flags      = 0;
     sreq->super.host_flags = 0;
-    sreq->super.engine     = comm->engine;
 }
 
 void fs_send_finish(fs_engine_t *engine, fs_send_t *sreq, fs_status_t status)
@@ -164,22 +172,10 @@ static fs_status_t fs_send_committed(fs_send_t *sreq, fs_status_t status)
 static void fs_send_try_complete(fs_send_t *sreq, fs_comm_t *comm, int32_t dst,
                                  int32_t tag)
 {
-    fs_ep_t *ep = comm->peers[dst].ep;
-
-    sreq->comm      = comm;
-    sreq->dst       = dst;
-    sreq->mode      = FS_SEND_STANDARD;
-    sreq->hdr.cid   = comm->cid;
-    sreq->hdr.tag   = tag;
-    sreq->hdr.src   = comm->my_rank;
-    sreq->hdr.seq   = sreq->hdr_short.seq;
-    sreq->hdr.flags = 0;
-    sreq->hdr.pad   = 0;
-    sreq->short_ok  = 1;
-    sreq->blocking  = 0;
-    sreq->super.flags  = 0;
-    sreq->super.engine = comm->engine;
-    sreq->super.ep     = ep;
+    fs_send_describe(sreq, comm, dst, tag, FS_SEND_STANDARD);
+    sreq->hdr.seq  = sreq->hdr_short.seq;
+    sreq->short_ok = 1;
+    sreq->super.ep = comm->peers[dst].ep;
 }
 
 /* The common MPI_Isend and MPI_Send: small, contiguous, standard, to a

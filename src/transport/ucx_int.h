@@ -10,6 +10,9 @@
 
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
+#include <ucs/debug/log_def.h>
+
+#include <stdarg.h>
 
 #include <stdint.h>
 #include <string.h>
@@ -128,9 +131,17 @@ typedef struct fs_ucx_req {
 } fs_ucx_req_t;
 
 fs_status_t fs_ucx_status(const fs_tl_t *tl, ucs_status_t status);
-/* UCX_TLS names of shared memory (ucx.c) */
+/* ucx_setup.c.  UCX_TLS names of shared memory; whether UCX_TLS allows one
+ * of names; the UCX library's version; the UCP context with failstop's
+ * settings; the filter on UCX's error log (pushed once per process). */
 extern const char *const fs_ucx_mm_tls[];
 int         fs_ucx_tls_allows(const char *const *names);
+int         fs_ucx_version_at_least(unsigned want_major, unsigned want_minor);
+fs_status_t fs_ucx_context_create(fs_tl_t *tl, const fs_tl_config_t *cfg);
+ucs_log_func_rc_t fs_ucx_log(const char *file, unsigned line, const char *function,
+                             ucs_log_level_t level,
+                             const ucs_log_component_config_t *comp_conf,
+                             const char *message, va_list ap);
 fs_status_t fs_ucx_req_claim(fs_tl_t *tl, ucs_status_ptr_t request);
 /* UCP's error handler of an endpoint (arg: its fs_tl_ep_t) */
 void        fs_ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status);
