@@ -12,8 +12,8 @@ static int fs_ompi_check_recv(ompi_communicator_t *comm, int src, size_t count)
 }
 
 static inline int fs_ompi_recv_setup(fs_ompi_req_t *req, void *buf, size_t count,
-                              ompi_datatype_t *datatype, int src, int tag,
-                              ompi_communicator_t *comm)
+                                     ompi_datatype_t *datatype, int src, int tag,
+                                     ompi_communicator_t *comm)
 {
     fs_comm_t *fcomm = fs_ompi_comm(comm);
     int rc = fs_ompi_check_recv(comm, src, count);
@@ -44,9 +44,9 @@ static inline fs_status_t fs_ompi_recv_start(fs_ompi_req_t *req, fs_msg_t *msg)
 }
 
 /* A pooled receive request, set up; NULL with *rc_p set on failure. */
-static inline fs_ompi_req_t *fs_ompi_recv_new(void *buf, size_t count, ompi_datatype_t *datatype,
-                                       int src, int tag, ompi_communicator_t *comm,
-                                       int *rc_p)
+static inline fs_ompi_req_t *fs_ompi_recv_new(void *buf, size_t count,
+                                              ompi_datatype_t *datatype, int src, int tag,
+                                              ompi_communicator_t *comm, int *rc_p)
 {
     fs_ompi_req_t *req = fs_ompi_req_get(FS_OMPI_REQ_RECV, comm, 0);
 
