@@ -138,7 +138,8 @@ int MPIX_Failstop_active(int *flag);
 
 /* Reads one of failstop's counters by name: "msgs_sent", "msgs_received",
  * "unexpected", "reordered", "early_cid", "discarded_after_failure",
- * "dropped_malformed", "lost_no_memory" (messages not kept: out of memory
+ * "dropped_malformed", "agree_stale" (agreement and revoke messages of a
+ * freed communicator, dropped), "lost_no_memory" (messages not kept: out of memory
  * or past pml_failstop_max_unexpected_mb), "pool_grows", "large_copies", "peers_failed",
  * "peers_left", "notices_sent", "notices_received", "requests_allocated",
  * and the failure detector's "hb_beats_sent", "hb_beats_received",

@@ -210,6 +210,7 @@ static const fs_mpix_counter_t fs_mpix_counters[] = {
     FS_MPIX_COUNTER(early_cid),
     FS_MPIX_COUNTER(discarded_after_failure),
     FS_MPIX_COUNTER(dropped_malformed),
+    FS_MPIX_COUNTER(agree_stale),
     FS_MPIX_COUNTER(lost_no_memory),
     FS_MPIX_COUNTER(pool_grows),
     FS_MPIX_COUNTER(large_copies),

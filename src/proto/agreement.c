@@ -92,7 +92,8 @@ fs_status_t fs_agreement_send_kind(fs_comm_t *comm, uint32_t to, uint32_t kind,
     memcpy(tx->data, msg, len);
     memset(&tx->hdr, 0, sizeof(tx->hdr));
     tx->hdr.cid  = comm->cid;
-    tx->hdr.kind = kind;
+    tx->hdr.kind = (uint16_t)kind;
+    tx->hdr.inc  = comm->inc;
     tx->hdr.fp   = comm->fp;
     tx->op.cb   = fs_agreement_sent;
     tx->op.busy = 0;
@@ -253,7 +254,12 @@ static void fs_agreement_handle(fs_engine_t *engine, fs_agree_rx_t *rx)
     fs_comm_t *comm = fs_engine_comm(engine, rx->hdr.cid);
     fs_status_t status;
 
-    if ((comm == NULL) || (comm->fp != rx->hdr.fp)) {
+    if ((comm == NULL) || (comm->fp != rx->hdr.fp) || (comm->inc != rx->hdr.inc)) {
+        if (fs_comm_inc_past(engine, rx->hdr.cid, rx->hdr.fp, rx->hdr.inc)) {
+            ++engine->stats.agree_stale;    /* for one made (and freed) here */
+            free(rx);
+            return;
+        }
         fs_agreement_keep_early(engine, rx);     /* a communicator to come */
         return;
     }

@@ -209,10 +209,15 @@ fs_status_t fs_comm_create(fs_engine_t *engine, uint32_t cid, int32_t my_rank,
             return status;
         }
     }
+    comm->fp = fs_comm_fingerprint(comm);
+    status = fs_comm_inc_next(engine, cid, comm->fp, &comm->inc);
+    if (status != FS_OK) {
+        fs_comm_free_alloc(comm);
+        return status;
+    }
     engine->comms[cid] = comm;
     fs_list_push_tail(&engine->comms_list, &comm->elem);
     fs_list_init(&comm->agree_ops);
-    comm->fp = fs_comm_fingerprint(comm);
     fs_comm_apply_early_losses(comm);     /* first: what came after is discarded */
     fs_comm_replay_early(comm);
     fs_agreement_comm_created(comm);

@@ -98,6 +98,8 @@ typedef struct fs_stats {
     uint64_t early_cid;
     uint64_t discarded_after_failure;
     uint64_t dropped_malformed;
+    uint64_t agree_stale;       /* agreement or revoke messages of a freed
+                                   communicator whose context id came back */
     uint64_t lost_no_memory;    /* messages not kept: their channels broke */
     uint64_t pool_grows;
     uint64_t large_copies;   /* unexpected eager copies too big for the pools */

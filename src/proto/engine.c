@@ -165,6 +165,7 @@ void fs_engine_destroy(fs_engine_t *engine)
     /* the transport first: closing it may still complete ops held in eps */
     engine->tl_ops->fini(engine->tl);
     fs_agreement_engine_cleanup(engine);
+    fs_comm_inc_cleanup(engine);
     while ((e = fs_list_pop_head(&engine->eps)) != NULL) {
         free(fs_container_of(e, fs_ep_t, elem));
     }

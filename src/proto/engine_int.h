@@ -99,6 +99,7 @@ struct fs_comm {
     /* agreement.c: created at the first agreement or agreement message */
     fs_agree_t      *agree;
     uint64_t         fp;                /* fs_hdr_agree_t.fp of this group */
+    uint16_t         inc;               /* fs_hdr_agree_t.inc (comm.c) */
     fs_list_t        agree_ops;         /* fs_agreement_t running */
     /* validate.c (17.7.4): failures recognized by the last validation (bit
      * i: member i; NULL: none), and where the host runs comm's collectives */
@@ -171,6 +172,7 @@ struct fs_engine {
     fs_list_t              agree_rx;
     fs_list_t              agree_early;     /* for communicators not created yet */
     unsigned               agree_early_count;
+    fs_list_t             *comm_incs;       /* comm_inc.c: NULL until the first */
     int                    agree_work;      /* agree_rx not empty, or views changed */
     fs_stats_t             stats;
 };
@@ -267,6 +269,12 @@ void        fs_agreement_engine_cleanup(fs_engine_t *engine);
 fs_status_t fs_agreement_send_kind(fs_comm_t *comm, uint32_t to, uint32_t kind,
                                    const void *msg, size_t len);
 uint64_t    fs_comm_fingerprint(const fs_comm_t *comm);
+/* comm_inc.c */
+fs_status_t fs_comm_inc_next(fs_engine_t *engine, uint32_t cid, uint64_t fp,
+                             uint16_t *inc_p);
+int         fs_comm_inc_past(const fs_engine_t *engine, uint32_t cid, uint64_t fp,
+                             uint16_t inc);
+void        fs_comm_inc_cleanup(fs_engine_t *engine);
 
 /* revoke.c: a revoke message (its payload: the sender's member index) */
 void        fs_revoke_rx(fs_comm_t *comm, const void *data, size_t len);

@@ -59,14 +59,19 @@ enum {
 #define FS_CTRL_F_RECEIVING  0x1u
 
 /* FS_AM_AGREE: an agreement message (src/failure/agree.h) for the
- * communicator cid whose members have fingerprint fp (16 bytes); the
- * message is the payload (REVOKE's: its sender's member index, u32),
- * always eager. */
+ * communicator cid whose members have fingerprint fp, incarnation inc (16
+ * bytes); the message is the payload (REVOKE's: its sender's member index,
+ * u32), always eager.  Open MPI reuses context ids, and a communicator
+ * freed and made again over the same processes (MPI_Comm_dup of the same
+ * parent) has the same fingerprint: inc tells them apart, so that a revoke
+ * still on its way for the old one does not revoke the new one. */
 typedef struct fs_hdr_agree {
     uint32_t  cid;
-    uint32_t  kind;     /* FS_AGREE_KIND_* */
+    uint16_t  kind;     /* FS_AGREE_KIND_* */
+    uint16_t  inc;      /* fs_comm_t.inc: communicators made here before
+                           with this cid and fp, plus one (wraps) */
     uint64_t  fp;       /* hash of the members' process ids, in member order
-                           (fs_comm_members): Open MPI reuses context ids */
+                           (fs_comm_members) */
 } fs_hdr_agree_t;
 
 /* The engine's address for the modex: this preamble, then the transport's
@@ -77,7 +82,7 @@ typedef struct fs_hdr_agree {
  * delivers over endpoints opened to addresses from this job's modex, and a
  * UCX worker address is unique to its process.) */
 #define FS_WIRE_MAGIC   0x50545346u  /* "FSTP" */
-#define FS_WIRE_VERSION 6u
+#define FS_WIRE_VERSION 7u
 
 typedef struct fs_hdr_addr {
     uint32_t  magic;    /* FS_WIRE_MAGIC */

@@ -123,6 +123,15 @@ static fs_status_t fs_send_self(fs_engine_t *engine, fs_send_t *sreq)
     return rndv ? FS_INPROGRESS : FS_OK;
 }
 
+/* A message the transport took spends its sequence number and counts. */
+static inline void fs_send_commit(fs_engine_t *engine, fs_comm_peer_t *peer)
+{
+    ++peer->tx_seq;
+    ++peer->ep->tx_msgs;
+    ++engine->stats.msgs_sent;
+    fs_engine_count_msg(engine, peer->ep);
+}
+
 /* Hands a message to the transport; the sequence number and counters are
  * only committed if it was sent (FS_ERR_AGAIN leaves no trace). */
 static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
@@ -142,10 +151,7 @@ static fs_status_t fs_send_remote(fs_engine_t *engine, fs_send_t *sreq,
     status = engine->tl_ops->am_send(engine->tl, ep->tl_ep, FS_AM_MATCH, hdr, hdr_len,
                                      &sreq->buf, flags, &sreq->super.op);
     if (fs_likely(status != FS_ERR_AGAIN)) {
-        ++peer->tx_seq;
-        ++ep->tx_msgs;
-        ++engine->stats.msgs_sent;
-        fs_engine_count_msg(engine, ep);
+        fs_send_commit(engine, peer);
     }
     return status;
 }
@@ -213,10 +219,7 @@ fs_status_t fs_send_try(fs_send_t *sreq, fs_comm_t *comm, int32_t dst, int32_t t
         ep->imm_refused = len + 1;
         return FS_ERR_AGAIN;
     }
-    ++peer->tx_seq;
-    ++ep->tx_msgs;
-    ++engine->stats.msgs_sent;
-    fs_engine_count_msg(engine, ep);
+    fs_send_commit(engine, peer);
     if (fs_likely(status == FS_OK)) {
         return FS_OK;
     }

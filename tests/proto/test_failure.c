@@ -590,3 +590,54 @@ Test(failure, a_parked_operation_waits_for_the_detectors_bound)
     cr_assert(r.done);
     cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
 }
+
+static void progress_one(int i)
+{
+    while (fs_engine_progress(eng[i]) > 0) {
+    }
+}
+
+/* ULFM's api/revoke (1 run in 10): a revoke still flooding when its
+ * communicator is freed and made again with the same context id and members
+ * (MPI_Comm_dup of the same parent) must not revoke the new one, whether it
+ * arrives before or after the new one exists; the new one's own revoke
+ * still reaches every member, also one that has not made it yet. */
+Test(failure, a_revoke_of_a_freed_communicator_spares_the_one_made_again)
+{
+    fs_comm_t *again;
+    int n0, n2;
+
+    cr_assert_eq(fs_comm_revoke(comm[1]), FS_OK);
+    progress_one(1);                               /* sent to 0 and 2 */
+    n0 = eng[0]->tl->ninbox;                       /* 2 each: distances 1 and 2 */
+    n2 = eng[2]->tl->ninbox;
+    cr_assert(n0 > 0 && n2 > 0);
+    fs_comm_destroy(comm[0]);                      /* 0: arrives with none */
+    comm[0] = NULL;
+    progress_one(0);
+    make_comm(0, CID, &comm[0]);
+    progress_one(0);
+    cr_expect(!fs_comm_is_revoked(comm[0]), "revoked by the freed one's revoke, arrived early");
+    cr_expect_eq(fs_engine_stats(eng[0])->agree_stale, (uint64_t)n0);
+
+    fs_comm_destroy(comm[2]);                      /* 2: arrives after */
+    make_comm(2, CID, &comm[2]);
+    progress_one(2);
+    cr_expect(!fs_comm_is_revoked(comm[2]), "revoked by the freed one's revoke");
+    cr_expect_eq(fs_engine_stats(eng[2])->agree_stale, (uint64_t)n2);
+
+    /* 1 still has the old one: the new one's revoke waits for it */
+    cr_assert_eq(fs_comm_revoke(comm[0]), FS_OK);
+    progress_one(0);
+    progress_one(2);
+    cr_expect(fs_comm_is_revoked(comm[2]), "the new one's revoke");
+    progress_one(1);
+    again = comm[1];
+    make_comm(1, CID + 1, &comm[1]);               /* (another cid between) */
+    fs_comm_destroy(comm[1]);
+    fs_comm_destroy(again);
+    make_comm(1, CID, &comm[1]);
+    progress_one(1);
+    cr_expect(fs_comm_is_revoked(comm[1]), "the new one's revoke, kept for it");
+    cr_expect_eq(fs_engine_stats(eng[1])->agree_stale, 0);
+}
