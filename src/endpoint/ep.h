@@ -65,6 +65,7 @@ typedef struct fs_ep {
     uint8_t                notice_pending;
     struct fs_ep          *notice_reporter;
     fs_tl_op_t             close_op;
+    uint8_t                close_fate;      /* fs_close_fate_t */
     fs_tl_op_t             wire_op;     /* fs_engine_wire_up's flush */
     /* sends completed early (revoked) that the transport still holds until
      * the receiver gives them back (src/proto/revoke.c) */
@@ -80,6 +81,16 @@ typedef struct fs_ep {
     double                 wire_retry_at;   /* FS_WIRE_RETRY: next connect */
     const fs_fault_row_t  *wire_fault;      /* the last connect's failure */
 } fs_ep_t;
+
+/* MPI_Finalize closes every endpoint (src/proto/leave.c) and drains the
+ * closes; a peer whose fate was open then may still be declared failed
+ * during the drain: the process records it, and stops waiting for a close a
+ * dead peer never acknowledges. */
+typedef enum fs_close_fate {
+    FS_CLOSE_NONE = 0,  /* not closed, or closed after it left or failed */
+    FS_CLOSE_OPEN,      /* closed while it had neither left nor failed */
+    FS_CLOSE_FAILED     /* declared failed after its close started */
+} fs_close_fate_t;
 
 typedef enum fs_wire_state {
     FS_WIRE_NONE = 0,   /* not set up through wire-up: the table's reading */

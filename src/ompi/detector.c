@@ -175,6 +175,15 @@ void fs_ompi_hb_apply(void)
     }
 }
 
+/* MPI_Finalize's departure and close wait inside the engine, where
+ * fs_ompi_progress does not run; a failure found then must still end what
+ * waits for the dead process (and be recorded: everyone learns). */
+void fs_ompi_hb_poll_host(void *host_arg)
+{
+    (void)host_arg;
+    fs_ompi_hb_poll();
+}
+
 void fs_ompi_hb_report(fs_ep_t *ep)
 {
     const ompi_proc_t *proc = ep->host;

@@ -117,7 +117,9 @@ void fs_ompi_peer_failed(void *host_arg, fs_ep_t *ep, fs_ep_t *reporter)
     fs_ompi_status_mark("declared", fs_ompi_rank_of(ep), (int)OMPI_PROC_MY_NAME->vpid);
     fs_ompi_hb_report(ep);
 #ifdef FS_OMPI_V5
-    fs_ompi_ulfm5_failed(ep->host);
+    if (ep->state != FS_EP_CLOSED) {    /* else MPI_Finalize freed the groups */
+        fs_ompi_ulfm5_failed(ep->host);
+    }
 #endif
 }
 

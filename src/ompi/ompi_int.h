@@ -134,6 +134,8 @@ static inline void fs_ompi_hb_poll(void)
         fs_ompi_hb_apply();
     }
 }
+/* fs_host_ops_t.poll: the same, in the waits the engine runs itself */
+void fs_ompi_hb_poll_host(void *host_arg);
 
 /* rte_orte.c (Open MPI 4.1) or rte_prrte.c (5.x): the runtime.
  * modex_recv: another process's published data; never waits for a process

@@ -14,8 +14,6 @@
 
 #include <stdlib.h>
 
-#define FS_COMM_INC_BUCKETS 256u
-
 typedef struct fs_comm_inc {
     fs_list_t  elem;
     uint32_t   cid;
@@ -23,21 +21,26 @@ typedef struct fs_comm_inc {
     uint64_t   fp;
 } fs_comm_inc_t;
 
-static fs_list_t *fs_comm_inc_bucket(const fs_engine_t *engine, uint32_t cid, uint64_t fp)
+static unsigned fs_comm_inc_hash(uint32_t cid, uint64_t fp)
 {
     uint64_t h = (fp ^ cid) * 0x9E3779B97F4A7C15ull;
 
-    return &engine->comm_incs[(h >> 40) % FS_COMM_INC_BUCKETS];
+    return (unsigned)((h >> 40) % FS_COMM_INC_BUCKETS);
+}
+
+void fs_comm_inc_init(fs_engine_t *engine)
+{
+    unsigned i;
+
+    for (i = 0; i < FS_COMM_INC_BUCKETS; ++i) {
+        fs_list_init(&engine->comm_incs[i]);
+    }
 }
 
 static fs_comm_inc_t *fs_comm_inc_find(const fs_engine_t *engine, uint32_t cid, uint64_t fp)
 {
-    fs_list_t *bucket, *e;
+    const fs_list_t *bucket = &engine->comm_incs[fs_comm_inc_hash(cid, fp)], *e;
 
-    if (engine->comm_incs == NULL) {
-        return NULL;
-    }
-    bucket = fs_comm_inc_bucket(engine, cid, fp);
     for (e = bucket->next; e != bucket; e = e->next) {
         fs_comm_inc_t *rec = fs_container_of(e, fs_comm_inc_t, elem);
         if ((rec->cid == cid) && (rec->fp == fp)) {
@@ -50,19 +53,8 @@ static fs_comm_inc_t *fs_comm_inc_find(const fs_engine_t *engine, uint32_t cid, 
 fs_status_t fs_comm_inc_next(fs_engine_t *engine, uint32_t cid, uint64_t fp,
                              uint16_t *inc_p)
 {
-    fs_comm_inc_t *rec;
-    unsigned i;
+    fs_comm_inc_t *rec = fs_comm_inc_find(engine, cid, fp);
 
-    if (engine->comm_incs == NULL) {
-        engine->comm_incs = malloc(FS_COMM_INC_BUCKETS * sizeof(*engine->comm_incs));
-        if (engine->comm_incs == NULL) {
-            return FS_ERR_NO_MEMORY;
-        }
-        for (i = 0; i < FS_COMM_INC_BUCKETS; ++i) {
-            fs_list_init(&engine->comm_incs[i]);
-        }
-    }
-    rec = fs_comm_inc_find(engine, cid, fp);
     if (rec == NULL) {
         rec = malloc(sizeof(*rec));
         if (rec == NULL) {
@@ -71,7 +63,7 @@ fs_status_t fs_comm_inc_next(fs_engine_t *engine, uint32_t cid, uint64_t fp,
         rec->cid   = cid;
         rec->fp    = fp;
         rec->count = 0;
-        fs_list_push_tail(fs_comm_inc_bucket(engine, cid, fp), &rec->elem);
+        fs_list_push_tail(&engine->comm_incs[fs_comm_inc_hash(cid, fp)], &rec->elem);
     }
     *inc_p = (uint16_t)++rec->count;
     return FS_OK;
@@ -92,14 +84,9 @@ void fs_comm_inc_cleanup(fs_engine_t *engine)
     fs_list_t *e;
     unsigned i;
 
-    if (engine->comm_incs == NULL) {
-        return;
-    }
     for (i = 0; i < FS_COMM_INC_BUCKETS; ++i) {
         while ((e = fs_list_pop_head(&engine->comm_incs[i])) != NULL) {
             free(fs_container_of(e, fs_comm_inc_t, elem));
         }
     }
-    free(engine->comm_incs);
-    engine->comm_incs = NULL;
 }

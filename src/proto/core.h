@@ -136,6 +136,11 @@ typedef struct fs_host_ops {
     /* Optional: comm (its host object, fs_comm_create's host) is revoked
      * here, by this process or news of another's; once per communicator. */
     void (*comm_revoked)(void *host_comm);
+    /* Optional: hands the engine the news the host holds for it (its failure
+     * detector's verdicts, through fs_engine_peer_suspected).  Called in the
+     * waits the engine runs itself -- MPI_Finalize's departure and the close
+     * of the endpoints -- where the host's own progress does not run. */
+    void (*poll)(void *host_arg);
 } fs_host_ops_t;
 
 typedef struct fs_engine_config {

@@ -147,7 +147,9 @@ static void fs_rx_failed_notice(fs_engine_t *engine, fs_ep_t *from, uint64_t id)
         return;
     }
     ep = fs_engine_find_ep(engine, id);
-    if (ep != NULL) {
+    if ((ep != NULL) && (ep->state == FS_EP_CLOSED)) {
+        fs_peer_fail_closed(engine, ep, from);
+    } else if (ep != NULL) {
         fs_peer_fail(engine, ep, NULL, from);
     }
 }
@@ -195,19 +197,25 @@ void fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep)
     }
 }
 
-/* Progresses until control messages and closes are out, or the deadline. */
-void fs_ctrl_drain(fs_engine_t *engine, double deadline)
+/* Progresses until control messages and closes are out, or the deadline.
+ * A close to a peer declared failed since it started is not waited for: a
+ * flushing close to a dead peer (a partition: nothing comes back) would
+ * take the whole deadline.  Returns 1 if something is still out. */
+int fs_ctrl_drain(fs_engine_t *engine, double deadline)
 {
     const fs_list_t *e;
     int pending;
 
     do {
-        fs_engine_progress(engine);
+        fs_engine_progress_alone(engine);
         pending = engine->ctrl_inflight > 0;
         for (e = engine->eps.next; (e != &engine->eps) && !pending; e = e->next) {
-            pending = fs_container_of(e, fs_ep_t, elem)->close_op.busy;
+            const fs_ep_t *ep = fs_container_of(e, fs_ep_t, elem);
+
+            pending = ep->close_op.busy && (ep->close_fate != FS_CLOSE_FAILED);
         }
     } while (pending && (fs_time_now() < deadline));
+    return pending;
 }
 
 void fs_engine_abort_peers(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,

@@ -134,6 +134,7 @@ fs_status_t fs_engine_create(const fs_engine_config_t *config, fs_engine_t **eng
     fs_list_init(&engine->draining);
     fs_list_init(&engine->agree_rx);
     fs_list_init(&engine->agree_early);
+    fs_comm_inc_init(engine);
     fs_engine_lock_init(engine);
 
     status = fs_msg_pools_init(engine);
@@ -250,6 +251,16 @@ unsigned fs_engine_progress(fs_engine_t *engine)
     return count;
 }
 
+unsigned fs_engine_progress_alone(fs_engine_t *engine)
+{
+    unsigned count = fs_engine_progress(engine);
+
+    if (engine->host->poll != NULL) {
+        engine->host->poll(engine->host_arg);
+    }
+    return count;
+}
+
 /* An operation ended at its start on the failure state (a failed peer,
  * collectives or MPI_ANY_SOURCE off, a revoke).  Programs loop on such
  * errors until news comes -- a revoke, an agreement message (ULFM's do) --
@@ -293,7 +304,11 @@ void fs_engine_peer_suspected(fs_engine_t *engine, fs_ep_t *ep)
      * the detector's verdict on it means it died inside MPI_Finalize.  Its
      * messages were delivered; what still waits on it, collectives above
      * all, must end, not hang. */
-    if (ep->is_self || (ep->state == FS_EP_FAILED) || (ep->state == FS_EP_CLOSED)) {
+    if (ep->state == FS_EP_CLOSED) {
+        fs_peer_fail_closed(engine, ep, NULL);     /* in MPI_Finalize's close */
+        return;
+    }
+    if (ep->is_self || (ep->state == FS_EP_FAILED)) {
         return;
     }
     if ((engine->tl_ops->drain != NULL) && !engine->in_progress) {

@@ -123,6 +123,9 @@ typedef enum fs_depart {
     FS_DEPART_SETTLED
 } fs_depart_t;
 
+/* comm_inc.c: hash buckets of the communicator incarnations */
+#define FS_COMM_INC_BUCKETS 256u
+
 struct fs_engine {
     const fs_params_t     *params;
     const fs_host_ops_t   *host;
@@ -172,7 +175,7 @@ struct fs_engine {
     fs_list_t              agree_rx;
     fs_list_t              agree_early;     /* for communicators not created yet */
     unsigned               agree_early_count;
-    fs_list_t             *comm_incs;       /* comm_inc.c: NULL until the first */
+    fs_list_t              comm_incs[FS_COMM_INC_BUCKETS];  /* comm_inc.c */
     int                    agree_work;      /* agree_rx not empty, or views changed */
     fs_stats_t             stats;
 };
@@ -184,6 +187,9 @@ static inline fs_comm_t *fs_engine_comm(const fs_engine_t *engine, uint32_t cid)
 
 /* engine.c: an operation ended at its start on the failure state */
 void fs_engine_progress_on_error(fs_engine_t *engine);
+/* engine.c: progress in a wait the engine runs on its own (MPI_Finalize):
+ * the transport, then the host's news (fs_host_ops_t.poll) */
+unsigned fs_engine_progress_alone(fs_engine_t *engine);
 
 static inline fs_ep_t *fs_comm_member_ep(const fs_comm_t *comm, uint32_t i)
 {
@@ -248,8 +254,10 @@ fs_status_t fs_rx_ctrl(fs_engine_t *engine, const fs_hdr_ctrl_t *hdr);
  * force (then to any endpoint whose transport is open). */
 void        fs_ctrl_send_ep(fs_engine_t *engine, fs_ep_t *ep, uint8_t type,
                             uint8_t flags, uint64_t arg, int force);
-/* Progresses until control messages and closes are out, or the deadline. */
-void        fs_ctrl_drain(fs_engine_t *engine, double deadline);
+/* Progresses until control messages and closes are out, or the deadline;
+ * returns 1 if some are still out.  A close to a peer declared failed
+ * meanwhile is not waited for (fs_peer_fail_closed). */
+int         fs_ctrl_drain(fs_engine_t *engine, double deadline);
 void        fs_ep_leaving_check(fs_engine_t *engine, fs_ep_t *ep);
 void        fs_ctrl_notify_failure(fs_engine_t *engine, fs_ep_t *failed,
                                    fs_ep_t *reporter);
@@ -274,6 +282,7 @@ fs_status_t fs_comm_inc_next(fs_engine_t *engine, uint32_t cid, uint64_t fp,
                              uint16_t *inc_p);
 int         fs_comm_inc_past(const fs_engine_t *engine, uint32_t cid, uint64_t fp,
                              uint16_t inc);
+void        fs_comm_inc_init(fs_engine_t *engine);
 void        fs_comm_inc_cleanup(fs_engine_t *engine);
 
 /* revoke.c: a revoke message (its payload: the sender's member index) */
@@ -353,6 +362,9 @@ void        fs_peer_fail(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t 
 /* ep announced its departure (LEAVING or LEFT) but died before it was
  * complete (the detector's verdict): failed after all. */
 void        fs_peer_fail_departed(fs_engine_t *engine, fs_ep_t *ep);
+/* ep, whose endpoint MPI_Finalize closed while its fate was open, was
+ * declared failed (a verdict or a notice) while the close drains. */
+void        fs_peer_fail_closed(fs_engine_t *engine, fs_ep_t *ep, fs_ep_t *reporter);
 /* Completes a request with an operation in flight now, with status. */
 void        fs_req_abort(fs_engine_t *engine, fs_req_t *req, fs_status_t status);
 /* A receive from peer with this tag ended with the failure error. */

@@ -13,12 +13,16 @@
  *   3. DONE to the peers told RECEIVING: their sends to us fail from now on.
  *   4. Wait until every send in flight has completed or its receiver can no
  *      longer take it (failed, or left without receiving, or DONE).
- *   5. fs_engine_leave: flush and close the endpoints.
+ *   5. fs_engine_leave: flush and close the endpoints.  A peer can still be
+ *      declared failed meanwhile: the process records it (everyone learns,
+ *      17.3) and does not wait for a close the dead peer never answers.
  *
  * Steps 2 and 4 wait only for peers that have not said BYE (or DONE), and
  * every process says BYE before step 2 and DONE before step 4, so two
  * departing processes never wait for each other; a peer that dies is failed
- * by the transport or the detector, which ends what waits for it. */
+ * by the transport or the detector, which ends what waits for it.  These
+ * waits are the engine's own, so they hand the host's news (its detector's
+ * verdicts) in themselves: fs_engine_progress_alone. */
 #include "proto/engine_int.h"
 
 #include "common/fs_time.h"
@@ -194,7 +198,7 @@ void fs_engine_depart(fs_engine_t *engine)
 
     fs_engine_depart_start(engine);
     while (!fs_engine_depart_test(engine)) {
-        fs_engine_progress(engine);
+        fs_engine_progress_alone(engine);
         if ((warn_at > 0) && (fs_time_now() > warn_at)) {
             /* legal (a peer may finalize much later), but say why we wait */
             FS_WARN("MPI_Finalize: still completing %s started before it, which "
@@ -261,7 +265,7 @@ static void fs_engine_settle_abandoned(fs_engine_t *engine)
             left |= (ep->abandoned != 0) && fs_ep_is_usable(ep);
         }
         if (left) {
-            fs_engine_progress(engine);
+            fs_engine_progress_alone(engine);
         }
     } while (left && (fs_time_now() < deadline));
 }
@@ -285,10 +289,12 @@ void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
                                      &ep->close_op);
             ep->tl_ep = NULL;
         }
+        if (!ep->is_self && !fs_ep_is_gone(ep)) {
+            ep->close_fate = FS_CLOSE_OPEN;
+        }
         fs_ep_transition(ep, FS_EP_CLOSED);
     }
-    fs_ctrl_drain(engine, deadline);
-    if (engine->ctrl_inflight > 0) {
+    if (fs_ctrl_drain(engine, deadline)) {
         FS_WARN("finalize: endpoints still closing after %d ms; giving up on them",
                 engine->params->finalize_timeout_ms);
     }

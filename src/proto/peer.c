@@ -590,6 +590,20 @@ void fs_peer_fail_departed(fs_engine_t *engine, fs_ep_t *ep)
     }
 }
 
+/* Nothing is left to fail (no communicator, no request): the process only
+ * records the failure, and its close drain stops waiting for this peer.  No
+ * notice goes out: every link is closed. */
+void fs_peer_fail_closed(fs_engine_t *engine, fs_ep_t *ep, fs_ep_t *reporter)
+{
+    if (ep->close_fate != FS_CLOSE_OPEN) {
+        return;
+    }
+    ep->close_fate = FS_CLOSE_FAILED;
+    ep->fail_epoch = ++engine->fail_epoch;
+    ++engine->stats.peers_failed;
+    engine->host->peer_failed(engine->host_arg, ep, reporter);
+}
+
 void fs_peer_left(fs_engine_t *engine, fs_ep_t *ep)
 {
     fs_list_t *c;

@@ -90,6 +90,12 @@ struct fs_tl {
     struct fs_tl_ep  *flushing[FAKE_MAX_FETCH];
     fs_tl_op_t       *flush_op[FAKE_MAX_FETCH];
     int               nflush;
+    /* nothing comes back from this transport (a partition, a dead host): a
+     * flushing close of a link to it never ends; fini drops it, as UCX's
+     * worker destruction does */
+    int               unreachable;
+    struct fs_tl_ep  *closing[FAKE_MAX_FETCH];
+    int               nclosing;
 };
 
 struct fs_tl_ep {
@@ -141,6 +147,9 @@ static void fake_fini(fs_tl_t *tl)
     for (i = 0; i < tl->nfetch; ++i) {
         fake_msg_free(tl->fetch[i].m);
     }
+    for (i = 0; i < tl->nclosing; ++i) {
+        free(tl->closing[i]);
+    }
     fake_leaks += tl->nheld;
     for (i = 0; i < tl->nheld; ++i) {
         fake_msg_free(tl->held[i]);
@@ -185,9 +194,11 @@ static fs_status_t fake_ep_create(fs_tl_t *tl, const void *addr, size_t len,
 
 static fs_status_t fake_ep_close(fs_tl_t *tl, fs_tl_ep_t *ep, int force, fs_tl_op_t *op)
 {
-    (void)tl;
-    (void)force;
-    (void)op;
+    if (!force && ep->remote->unreachable && (tl->nclosing < FAKE_MAX_FETCH)) {
+        tl->closing[tl->nclosing++] = ep;
+        op->busy = 1;
+        return FS_INPROGRESS;
+    }
     free(ep);
     return FS_OK;
 }

@@ -27,14 +27,18 @@ static fs_ep_t *eps[NENG][NENG];     /* eps[i][j]: engine i's endpoint to j */
 static fs_comm_t *comm[NENG];
 static fs_params_t params;
 static int peer_failed_calls, abort_calls, abort_code, excluded_calls;
+static int peer_failed_at[NENG];     /* per engine (host_arg: its index) */
+static fs_ep_t *peer_failed_reporter;
 
 static void on_send(fs_send_t *s) { ((treq_t *)s)->done = 1; }
 static void on_recv(fs_recv_t *r) { ((treq_t *)r)->done = 1; }
 static void on_idle(fs_req_t *q)  { ((treq_t *)q)->idle = 1; }
 static void on_peer_failed(void *arg, fs_ep_t *ep, fs_ep_t *reporter)
 {
-    (void)arg; (void)ep; (void)reporter;
+    (void)ep;
     ++peer_failed_calls;
+    ++peer_failed_at[(intptr_t)arg];
+    peer_failed_reporter = reporter;
 }
 static void on_abort(void *arg, fs_ep_t *from, int code)
 {
@@ -47,6 +51,15 @@ static void on_inject(void *arg, int sig) { (void)arg; raise(sig); }
 /* the failure detector's bound on a verdict (0: no detector) */
 static double fate_verdict_at;
 static double on_fate_deadline(void *arg, fs_ep_t *ep) { (void)arg; (void)ep; return fate_verdict_at; }
+/* The host's poll (its detector's verdicts): a test sets on_poll_hook; it
+ * gets the polling engine's index. */
+static void (*on_poll_hook)(int i);
+static void on_poll(void *arg)
+{
+    if (on_poll_hook != NULL) {
+        on_poll_hook((int)(intptr_t)arg);
+    }
+}
 
 static const fs_host_ops_t host = {
     .dt            = {NULL, NULL},
@@ -58,6 +71,7 @@ static const fs_host_ops_t host = {
     .excluded      = on_excluded,
     .inject        = on_inject,
     .fate_deadline = on_fate_deadline,
+    .poll          = on_poll,
 };
 
 static inline void make_comm(int i, uint32_t cid, fs_comm_t **c)
@@ -78,9 +92,13 @@ static void setup(void)
 
     fs_params_defaults(&params);
     peer_failed_calls = abort_calls = abort_code = excluded_calls = 0;
+    memset(peer_failed_at, 0, sizeof(peer_failed_at));
+    peer_failed_reporter = NULL;
     fate_verdict_at = 0;
+    on_poll_hook = NULL;
     for (i = 0; i < NENG; ++i) {
-        cfg.my_id = (uint64_t)i;
+        cfg.my_id    = (uint64_t)i;
+        cfg.host_arg = (void *)(intptr_t)i;
         cr_assert_eq(fs_engine_create(&cfg, &eng[i]), FS_OK);
         fs_engine_address(eng[i], &addr[i], &len);
     }

@@ -163,3 +163,93 @@ Test(leave, a_departed_peer_the_detector_finds_dead_has_failed)
     cr_expect_eq(c.u.r.super.status, FS_ERR_COLL_INACTIVE);
     cr_expect_eq(recv_msg(&r, 0, 1, 3, &got, 1), FS_ERR_PEER_FAILED);
 }
+
+/* ---- the host's news in the waits MPI_Finalize runs inside the engine ---- */
+
+static int verdict_given, polls_after_verdict;
+
+/* engine 0's detector finds engine 1 dead as soon as engine 0 polls */
+static void verdict_at_once(int i)
+{
+    if (i != 0) {
+        return;
+    }
+    if (verdict_given) {
+        ++polls_after_verdict;
+        return;
+    }
+    verdict_given = 1;
+    fs_engine_peer_suspected(eng[0], eps[0][1]);
+}
+
+Test(leave, a_failure_found_during_departure_ends_its_wait)
+{
+    uint8_t x;
+    treq_t r;
+
+    recv_msg(&r, 0, 1, 9, &x, 1);          /* freed by the program, say */
+    on_poll_hook = verdict_at_once;
+    fs_engine_depart(eng[0]);               /* loops until it settles */
+    cr_expect(verdict_given);
+    cr_expect(r.done);
+    cr_expect_eq(r.u.r.super.status, FS_ERR_PEER_FAILED);
+    cr_expect_eq(peer_failed_at[0], 1);
+}
+
+/* engine 0's detector finds engine 1 dead once engine 0's close of it is
+ * draining (the CI's partition: nothing comes back from engine 1) */
+static void verdict_while_closing(int i)
+{
+    if ((i == 0) && (eps[0][1]->state == FS_EP_CLOSED)) {
+        verdict_at_once(0);
+    }
+}
+
+/* engine 0 leaves while nothing comes back from engine 1; hook tells it
+ * that engine 1 failed once its close drains */
+static void leave_past_a_dead_peer(void (*hook)(int))
+{
+    params.finalize_timeout_ms = 2000;
+    eng[1]->tl->unreachable = 1;
+    on_poll_hook = hook;
+    fs_engine_leave(eng[0], eps[0], NENG);
+    cr_assert(verdict_given);
+    cr_expect_eq(peer_failed_at[0], 1, "everyone learns: recorded though it is closed");
+}
+
+Test(leave, a_failure_found_while_the_endpoints_close_is_recorded_and_ends_the_wait)
+{
+    leave_past_a_dead_peer(verdict_while_closing);
+    cr_expect(eps[0][1]->close_op.busy, "the dead peer never answered its close");
+    cr_expect_leq(polls_after_verdict, 1,
+                  "the close drain waited %d polls more for a dead peer",
+                  polls_after_verdict);
+    fs_engine_peer_suspected(eng[0], eps[0][1]);
+    cr_expect_eq(peer_failed_at[0], 1, "recorded once");
+}
+
+/* without a detector, another survivor's notice tells it: engine 2's link
+ * to engine 1 breaks before it has read engine 0's BYE */
+static void notice_while_closing(int i)
+{
+    if ((i == 0) && (eps[0][1]->state == FS_EP_CLOSED) && !verdict_given) {
+        verdict_given = 1;
+        fake_fail_ep(eps[2][1]->tl_ep, -25);    /* notices to 0 */
+    }
+}
+
+Test(leave, a_failure_notice_during_the_close_drain_is_recorded)
+{
+    leave_past_a_dead_peer(notice_while_closing);
+    cr_expect_eq(peer_failed_reporter, eps[0][2], "engine 2 told it");
+}
+
+Test(leave, a_peer_that_left_is_not_recorded_failed_after_the_close)
+{
+    fs_engine_depart_start(eng[1]);         /* BYE, nothing pending */
+    progress_all();
+    cr_assert_eq(eps[0][1]->state, FS_EP_LEFT);
+    fs_engine_leave(eng[0], eps[0], NENG);
+    fs_engine_peer_suspected(eng[0], eps[0][1]);
+    cr_expect_eq(peer_failed_at[0], 0, "leaving is not failing");
+}
