@@ -147,9 +147,12 @@ static void fs_rx_failed_notice(fs_engine_t *engine, fs_ep_t *from, uint64_t id)
         return;
     }
     ep = fs_engine_find_ep(engine, id);
-    if ((ep != NULL) && (ep->state == FS_EP_CLOSED)) {
-        fs_peer_fail_closed(engine, ep, from);
-    } else if (ep != NULL) {
+    if (ep == NULL) {
+        return;
+    }
+    if (ep->state == FS_EP_CLOSED) {
+        fs_peer_fail_closed(engine, ep, from);      /* in MPI_Finalize's close */
+    } else {
         fs_peer_fail(engine, ep, NULL, from);
     }
 }

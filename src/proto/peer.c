@@ -599,7 +599,6 @@ void fs_peer_fail_closed(fs_engine_t *engine, fs_ep_t *ep, fs_ep_t *reporter)
         return;
     }
     ep->close_fate = FS_CLOSE_FAILED;
-    ep->fail_epoch = ++engine->fail_epoch;
     ++engine->stats.peers_failed;
     engine->host->peer_failed(engine->host_arg, ep, reporter);
 }
