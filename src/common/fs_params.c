@@ -32,11 +32,13 @@ const fs_param_desc_t fs_param_table[] = {
      FS_PARAM_FIELD(ucx_keepalive_ms)},
     {"ucx_fifo_size", FS_PARAM_INT, "128",
      "Entries of the UCX shared-memory receive FIFO (UCX_SYSV_FIFO_SIZE, "
-     "UCX_POSIX_FIFO_SIZE): room for two windows of 64 messages (UCX 1.13 has 64). "
-     "With 64, a full FIFO sends into UCX's pending path, which allocates "
-     "(tf_nomalloc, 4 ranks). Each entry's receive buffer faults in on first "
-     "use, so the first N medium messages between two processes cost about "
-     "1 us more each. Ignored when those are set",
+     "UCX_POSIX_FIFO_SIZE), and of each ring of the short lane (one per pair "
+     "of processes, rounded up to a power of two): room for two windows of "
+     "64 messages (UCX 1.13 has 64). With 64, a full FIFO sends into UCX's "
+     "pending path, which allocates (tf_nomalloc, 4 ranks). Each entry's "
+     "receive buffer faults in on first use, so the first N medium messages "
+     "between two processes cost about 1 us more each. UCX's FIFO keeps "
+     "UCX_*_FIFO_SIZE when those are set",
      FS_PARAM_FIELD(ucx_fifo_size)},
     {"ucx_cma_seg_size", FS_PARAM_SIZE, "4m",
      "Largest piece UCX copies with one process_vm_readv on a node "
@@ -55,13 +57,14 @@ const fs_param_desc_t fs_param_table[] = {
      "single-copy rendezvous. 0: never; at most 500k",
      FS_PARAM_FIELD(ucx_frag_max)},
     {"ucx_shm_max", FS_PARAM_SIZE, "8k",
-     "Contiguous messages up to this many bytes to a process of the same "
-     "node go as UCT active messages over a shared-memory FIFO of "
-     "failstop's own, with failstop's 8-byte header as UCT's header, "
-     "instead of UCP active messages (whose send takes UCT's three-piece "
-     "iov path, about twice UCP's tag send): inline in the 128-byte FIFO "
-     "entry up to ~90 bytes, above in its segment of this plus 64 bytes. "
-     "0: every message by UCP; at most 8k",
+     "Contiguous matching messages up to this many bytes to a process of the "
+     "same node go over failstop's own shared-memory rings, one per pair of "
+     "processes, instead of UCP active messages (whose send takes UCT's "
+     "three-piece iov path, about twice UCP's tag send, into a FIFO shared "
+     "by all senders, which a sender killed inside its write stops for "
+     "good): inline in the 128-byte entry up to 112 bytes with the header, "
+     "above in the entry's buffer of this size. 0: every message by UCP; "
+     "at most 8k",
      FS_PARAM_FIELD(ucx_shm_max)},
     {"self_eager_limit", FS_PARAM_SIZE, "16384",
      "Sends to self up to this many bytes are copied and complete at once; "

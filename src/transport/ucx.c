@@ -344,8 +344,8 @@ static unsigned fs_ucx_progress(fs_tl_t *tl)
 {
     unsigned count = 0;
 
-    if (tl->shm.worker != NULL) {
-        count = uct_worker_progress(tl->shm.worker);
+    if (tl->shm.rx.base != NULL) {
+        count = fs_ucx_shm_poll(tl);
         if ((count != 0) && ((++tl->shm.busy_polls % FS_UCX_UCP_EVERY) != 0)) {
             return count;
         }
@@ -489,7 +489,7 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
     ucp_request_param_t param;
     ucs_status_ptr_t request;
 
-    fs_ucx_shm_ep_destroy(tep);     /* a lane message is in the FIFO once sent */
+    fs_ucx_shm_ep_destroy(tep);     /* a lane message is in the ring once sent */
     if (tep->ep == NULL) {
         free(tep);                  /* created without a link */
         return FS_OK;
@@ -667,7 +667,7 @@ static fs_status_t fs_ucx_ep_describe(fs_tl_t *tl, fs_tl_ep_t *tep, char *buf, s
     size_t used    = strlen(buf);
     char lane[32];
 
-    if (tep->shm_ep == NULL) {
+    if (tep->lane.ring == NULL) {
         return st;
     }
     snprintf(lane, sizeof(lane), "%s/memory", tl->shm.name);

@@ -26,11 +26,9 @@
  * the receive (fs_req_abort) or releases the descriptor. */
 #include "transport/ucx_int.h"
 #include "common/fs_log.h"
+#include "common/fs_rand.h"
 
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 typedef enum {
     FS_UCX_FRAG_HELD,       /* the engine keeps the descriptor: hold pieces */
@@ -456,23 +454,11 @@ void fs_ucx_frag_cancel(fs_tl_t *tl, fs_tl_op_t *op)
 
 /* ---- setup --------------------------------------------------------------- */
 
-static uint64_t fs_ucx_frag_new_id(void)
-{
-    struct timespec ts;
-    uint64_t id = 0;
-
-    if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id)) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        id = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec;
-    }
-    return id;
-}
-
 fs_status_t fs_ucx_frag_init(fs_tl_t *tl, size_t min, size_t max)
 {
     unsigned i;
 
-    tl->frag.self_id  = fs_ucx_frag_new_id();
+    tl->frag.self_id  = fs_rand_id();
     tl->frag.next_msg = 0;
     if (max > (size_t)FS_UCX_FRAG_PIECE * FS_UCX_FRAG_PIECES) {
         FS_WARN("pml_failstop_ucx_frag_max %zu is above its limit: %u used",

@@ -5,11 +5,11 @@
 #define FS_TRANSPORT_UCX_INT_H
 
 #include "transport/tl.h"
+#include "transport/shm_ring.h"
 #include "common/fs_list.h"
 #include "common/fs_mpool.h"
 
 #include <ucp/api/ucp.h>
-#include <uct/api/uct.h>
 #include <ucs/debug/log_def.h>
 
 #include <stdarg.h>
@@ -22,10 +22,6 @@ enum {
     FS_UCX_AM_FRAG_FIRST = FS_AM_COUNT,   /* fs_ucx_frag_hdr_t + engine header */
     FS_UCX_AM_FRAG_NEXT                    /* fs_ucx_frag_hdr_t */
 };
-
-/* The short lane's one active-message id (ucx_shm.c): the UCT header is the
- * engine's 8-byte short header, the payload follows it. */
-#define FS_UCX_SHM_AM_ID  1u
 
 /* Payload bytes per fragment: one single-fragment eager message with its
  * headers (UCP's 8, ours up to FS_UCX_FRAG_HDR_MAX) inside UCX's default
@@ -67,20 +63,13 @@ typedef struct fs_ucx_frag {
     uint64_t    dropped;        /* fragments of nothing known (logged once) */
 } fs_ucx_frag_t;
 
-/* The short lane (ucx_shm.c): UCT shared memory beside UCP. */
+/* The short lane (ucx_shm.c): failstop's own shared-memory rings beside
+ * UCP, one per pair of processes (shm_ring.h says why not a shared FIFO). */
 typedef struct fs_ucx_shm {
-    ucs_async_context_t    *async;
-    uct_worker_h            worker;
-    uct_md_h                md;
-    uct_iface_h             iface;      /* NULL: no lane */
+    fs_ring_rx_t            rx;         /* rx.base NULL: no lane */
     size_t                  max;        /* payload bytes a lane message carries */
-    size_t                  short_max;  /* up to this inline in the FIFO entry,
-                                           above in the entry's segment */
     uint64_t                node;       /* who may share it (ucx_shm.c) */
-    const char             *name;       /* its UCT transport: posix or sysv */
-    uint8_t                *addr;       /* device address, then interface address */
-    size_t                  dev_len;
-    size_t                  iface_len;
+    const char             *name;       /* for reports: "ring" */
     unsigned                busy_polls; /* progress calls the lane had work */
 } fs_ucx_shm_t;
 
@@ -106,7 +95,8 @@ struct fs_tl {
 
 struct fs_tl_ep {
     ucp_ep_h                ep;
-    uct_ep_h                shm_ep;       /* the short lane to a peer of this node */
+    fs_ring_tx_t            lane;         /* the short lane to a peer of this node
+                                             (lane.ring NULL: none) */
     fs_tl_t                *tl;
     void                   *user;
     int                     failed;
@@ -201,42 +191,36 @@ void        fs_ucx_frag_cancel(fs_tl_t *tl, fs_tl_op_t *op);
  * lane). */
 typedef struct fs_ucx_addr_hdr {
     uint32_t  ucp_len;
-    uint16_t  dev_len;
-    uint16_t  iface_len;
+    uint16_t  lane_len;     /* sizeof(fs_ring_addr_t), or 0: no lane */
+    uint16_t  pad0;
     uint64_t  node;         /* fs_ucx_shm_node(): the lane needs the same */
-    uint32_t  max;          /* FIFO entries are sized for it: the same too */
+    uint32_t  max;          /* ring buffers are sized for it: the same too */
     uint32_t  pad;
 } fs_ucx_addr_hdr_t;
 
 void        fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg);
 void        fs_ucx_shm_fini(fs_tl_t *tl);
 void        fs_ucx_shm_drain(fs_tl_t *tl);
+unsigned    fs_ucx_shm_poll(fs_tl_t *tl);
 void        fs_ucx_shm_ep_create(fs_tl_t *tl, fs_tl_ep_t *tep);
 void        fs_ucx_shm_ep_destroy(fs_tl_ep_t *tep);
 fs_status_t fs_ucx_addr_pack(fs_tl_t *tl);
 const ucp_address_t *fs_ucx_addr_ucp(const uint8_t *addr, size_t len);
 
-int         fs_ucx_shm_send_bcopy(fs_tl_ep_t *tep, const void *hdr, const fs_buf_t *buf);
+/* Sends a matching message by the short lane if it is one for it:
+ * contiguous, small, to a peer of this node.  0: not sent (not for the lane,
+ * or the peer's ring is full), UCP takes it. */
+#define FS_UCX_SHM_HDR_MAX 64u
 
-/* Sends a matching message by the short lane if it is one for it: an 8-byte
- * header, contiguous, small, to a peer of this node.  0: not sent (not for
- * the lane, or the peer's FIFO is full), UCP takes it. */
 static inline int fs_ucx_shm_send(const fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
                                   const void *hdr, size_t hdr_len, const fs_buf_t *buf,
                                   unsigned flags)
 {
-    uint64_t word;
-
-    if ((tep->shm_ep == NULL) || (hdr_len != sizeof(word)) || (am_id != FS_AM_MATCH) ||
+    if ((tep->lane.ring == NULL) || (am_id != FS_AM_MATCH) || (hdr_len > FS_UCX_SHM_HDR_MAX) ||
         (buf->dt != NULL) || (buf->len > tl->shm.max) || (flags & FS_TL_SEND_RNDV)) {
         return 0;
     }
-    if (fs_likely(buf->len <= tl->shm.short_max)) {
-        memcpy(&word, hdr, sizeof(word));
-        return uct_ep_am_short(tep->shm_ep, FS_UCX_SHM_AM_ID, word, buf->ptr,
-                               (unsigned)buf->len) == UCS_OK;
-    }
-    return fs_ucx_shm_send_bcopy(tep, hdr, buf);
+    return fs_ring_send(&tep->lane, am_id, hdr, hdr_len, buf->ptr, buf->len);
 }
 
 #endif

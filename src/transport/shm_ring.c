@@ -1,0 +1,232 @@
+/* Shared-memory rings, one per (sender, receiver) pair (shm_ring.h says
+ * why).  The receiver's segment is a memfd: no name to leak when a process
+ * is killed; a sender opens it through /proc/<pid>/fd/<fd>, as UCX's posix
+ * transport does.
+ *
+ * Segment: a page of header (fs_ring_seg_hdr_t), then one slot per sender:
+ * the tail line (fs_ring_ctl_t), the entries, the entries' buffers.  A
+ * sender claims the next slot with one atomic add and maps that slot alone;
+ * the receiver polls the slots claimed so far.  A slot is never given back:
+ * a sender that dies keeps it, and the ring it stalled is read by no one
+ * else. */
+#define _GNU_SOURCE
+#include "transport/shm_ring.h"
+#include "common/fs_rand.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define FS_RING_MAGIC    0x676e6972736600ull   /* "\0fsring" */
+#define FS_RING_POLL_MAX 16u                   /* entries per ring per poll */
+
+_Static_assert(sizeof(fs_ring_entry_t) == 128, "an entry is two cache lines");
+_Static_assert(sizeof(fs_ring_ctl_t) == 128, "the tail has lines of its own");
+
+struct fs_ring_seg_hdr {
+    uint64_t          magic;
+    uint64_t          id;
+    uint32_t          slots;
+    uint32_t          entries;
+    uint64_t          buf_size;
+    uint64_t          slot_size;
+    _Atomic uint32_t  claimed;   /* slots handed out; may pass slots */
+};
+
+static size_t fs_ring_page(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+
+    return (page > 0) ? (size_t)page : 4096u;
+}
+
+static size_t fs_ring_round(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+static size_t fs_ring_slot_size(uint32_t entries, size_t buf_size)
+{
+    return fs_ring_round(sizeof(fs_ring_ctl_t) + entries * sizeof(fs_ring_entry_t) +
+                         entries * buf_size, fs_ring_page());
+}
+
+fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries,
+                              size_t buf_size)
+{
+    uint32_t n = 16;
+
+    memset(rx, 0, sizeof(*rx));
+    rx->fd = -1;
+    while ((n < entries) && (n < 4096)) {
+        n <<= 1;
+    }
+    slots          = (slots == 0) ? 1 : (slots > FS_RING_MAX_SLOTS) ? FS_RING_MAX_SLOTS : slots;
+    buf_size       = fs_ring_round((buf_size == 0) ? 64 : buf_size, 64);
+    rx->slot_size  = fs_ring_slot_size(n, buf_size);
+    rx->len        = fs_ring_page() + slots * rx->slot_size;
+    rx->pos        = calloc(slots, sizeof(*rx->pos));
+    rx->fd         = memfd_create("failstop-ring", MFD_CLOEXEC);
+    if ((rx->pos == NULL) || (rx->fd < 0) || (ftruncate(rx->fd, (off_t)rx->len) != 0)) {
+        goto err;
+    }
+    rx->base = mmap(NULL, rx->len, PROT_READ | PROT_WRITE, MAP_SHARED, rx->fd, 0);
+    if (rx->base == MAP_FAILED) {
+        rx->base = NULL;
+        goto err;
+    }
+    rx->hdr            = (fs_ring_seg_hdr_t *)rx->base;
+    rx->hdr->id        = fs_rand_id();
+    rx->hdr->slots     = slots;
+    rx->hdr->entries   = n;
+    rx->hdr->buf_size  = buf_size;
+    rx->hdr->slot_size = rx->slot_size;
+    atomic_store_explicit(&rx->hdr->claimed, 0, memory_order_relaxed);
+    /* last: a sender that sees the magic sees the geometry */
+    atomic_thread_fence(memory_order_release);
+    rx->hdr->magic = FS_RING_MAGIC;
+    rx->addr = (fs_ring_addr_t){.id = rx->hdr->id, .pid = (int32_t)getpid(), .fd = rx->fd,
+                                .slots = slots, .entries = n, .buf_size = buf_size};
+    return FS_OK;
+err:
+    fs_ring_rx_destroy(rx);
+    return FS_ERR_LOCAL;
+}
+
+/* Also on a zeroed fs_ring_rx_t (never created): does nothing. */
+void fs_ring_rx_destroy(fs_ring_rx_t *rx)
+{
+    if (rx->len == 0) {
+        return;
+    }
+    if (rx->base != NULL) {
+        munmap(rx->base, rx->len);
+    }
+    if (rx->fd >= 0) {
+        close(rx->fd);
+    }
+    free(rx->pos);
+    memset(rx, 0, sizeof(*rx));
+    rx->fd = -1;
+}
+
+static unsigned fs_ring_poll_slot(fs_ring_rx_t *rx, uint32_t s, fs_ring_cb_t cb, void *arg)
+{
+    uint8_t *slot        = rx->base + fs_ring_page() + s * rx->slot_size;
+    fs_ring_ctl_t *ctl   = (fs_ring_ctl_t *)slot;
+    fs_ring_entry_t *ring = (fs_ring_entry_t *)(slot + sizeof(*ctl));
+    uint64_t mask        = rx->addr.entries - 1, pos = rx->pos[s];
+    unsigned count;
+
+    for (count = 0; count < FS_RING_POLL_MAX; ++count, ++pos) {
+        fs_ring_entry_t *e = &ring[pos & mask];
+        size_t len, hlen;
+
+        if (atomic_load_explicit(&e->seq, memory_order_acquire) != pos + 1) {
+            break;
+        }
+        len  = e->len;              /* read once: the sender's memory */
+        hlen = e->hlen;
+        if (fs_likely(hlen + len <= FS_RING_BYTES)) {
+            cb(arg, e->tag, e->bytes, hlen, e->bytes + hlen, len, 1);
+        } else if ((hlen <= FS_RING_BYTES) && (len <= rx->addr.buf_size)) {
+            cb(arg, e->tag, e->bytes, hlen, (uint8_t *)(ring + rx->addr.entries) +
+                                            (pos & mask) * rx->addr.buf_size, len, 1);
+        } else {
+            cb(arg, e->tag, e->bytes, 0, NULL, len, 0);
+        }
+        /* the entry is the sender's again only now: cb read it */
+        atomic_store_explicit(&ctl->tail, pos + 1, memory_order_release);
+    }
+    rx->pos[s] = pos;
+    return count;
+}
+
+unsigned fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg)
+{
+    uint32_t n = atomic_load_explicit(&rx->hdr->claimed, memory_order_acquire), s;
+    unsigned count = 0;
+
+    if (rx->polling) {
+        return 0;               /* a callback that progresses: not twice */
+    }
+    rx->polling = 1;
+    n = (n < rx->addr.slots) ? n : rx->addr.slots;
+    for (s = 0; s < n; ++s) {
+        count += fs_ring_poll_slot(rx, s, cb, arg);
+    }
+    rx->polling = 0;
+    return count;
+}
+
+/* Maps the header page and checks it is the segment addr names. */
+static fs_ring_seg_hdr_t *fs_ring_attach(int fd, const fs_ring_addr_t *addr)
+{
+    fs_ring_seg_hdr_t *hdr = mmap(NULL, fs_ring_page(), PROT_READ | PROT_WRITE,
+                                  MAP_SHARED, fd, 0);
+
+    if (hdr == MAP_FAILED) {
+        return NULL;
+    }
+    if ((hdr->magic != FS_RING_MAGIC) || (hdr->id != addr->id) ||
+        (hdr->slots != addr->slots) || (hdr->entries != addr->entries) ||
+        (hdr->buf_size != addr->buf_size) ||
+        (hdr->slot_size != fs_ring_slot_size(addr->entries, addr->buf_size))) {
+        munmap(hdr, fs_ring_page());
+        return NULL;
+    }
+    return hdr;
+}
+
+fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
+{
+    fs_ring_seg_hdr_t *hdr;
+    char path[64];
+    uint32_t slot;
+    uint8_t *map;
+    int fd;
+
+    memset(tx, 0, sizeof(*tx));
+    if ((addr->entries == 0) || ((addr->entries & (addr->entries - 1)) != 0)) {
+        return FS_ERR_LOCAL;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)addr->pid, (int)addr->fd);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        return FS_ERR_LOCAL;
+    }
+    hdr = fs_ring_attach(fd, addr);
+    slot = (hdr != NULL) ? atomic_fetch_add(&hdr->claimed, 1) : addr->slots;
+    map  = MAP_FAILED;
+    if (slot < addr->slots) {
+        tx->map_len = hdr->slot_size;
+        map = mmap(NULL, tx->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                   (off_t)(fs_ring_page() + slot * tx->map_len));
+    }
+    if (hdr != NULL) {
+        munmap(hdr, fs_ring_page());
+    }
+    close(fd);
+    if (map == MAP_FAILED) {
+        return FS_ERR_LOCAL;
+    }
+    tx->map       = map;
+    tx->ctl       = (fs_ring_ctl_t *)map;
+    tx->ring      = (fs_ring_entry_t *)(map + sizeof(fs_ring_ctl_t));
+    tx->bufs      = (uint8_t *)(tx->ring + addr->entries);
+    tx->mask      = addr->entries - 1;
+    tx->buf_size  = addr->buf_size;
+    tx->tail_seen = atomic_load_explicit(&tx->ctl->tail, memory_order_acquire);
+    tx->head      = tx->tail_seen;
+    return FS_OK;
+}
+
+void fs_ring_tx_close(fs_ring_tx_t *tx)
+{
+    if (tx->map != NULL) {
+        munmap(tx->map, tx->map_len);
+    }
+    memset(tx, 0, sizeof(*tx));
+}

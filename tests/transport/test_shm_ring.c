@@ -1,0 +1,264 @@
+/* The shared-memory rings of the short lane (src/transport/shm_ring.c).
+ * What they are for: a sender that dies in the middle of writing a message
+ * stalls its own ring only; every other sender's messages, and what the
+ * dead one published before, are still read.  Also: payloads inline and in
+ * the entry's buffer arrive intact and in order, a full ring refuses, an
+ * oversized length is reported rather than read, and a sender cannot attach
+ * to a segment that is not the one its address names or has no ring left. */
+#include <criterion/criterion.h>
+
+#include "transport/shm_ring.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF 1024u
+#define KILLS 10u
+
+typedef struct got {
+    unsigned  n;
+    unsigned  bad;
+    uint64_t  hdr[4096];
+    size_t    len[4096];
+    uint8_t   first[4096];
+    uint8_t   last[4096];
+} got_t;
+
+static fs_ring_rx_t rx;
+static got_t got;
+
+static void on_msg(void *arg, unsigned tag, const void *hdrp, size_t hlen, void *data,
+                   size_t len, int ok)
+{
+    got_t *g = arg;
+    uint64_t hdr = 0;
+
+    if (!ok) {
+        ++g->bad;
+        return;
+    }
+    cr_assert_eq(hlen, sizeof(hdr));
+    cr_assert_eq(tag, 5);
+    memcpy(&hdr, hdrp, sizeof(hdr));
+    if (g->n < 4096) {
+        g->hdr[g->n]   = hdr;
+        g->len[g->n]   = len;
+        g->first[g->n] = (len > 0) ? ((uint8_t *)data)[0] : 0;
+        g->last[g->n]  = (len > 0) ? ((uint8_t *)data)[len - 1] : 0;
+    }
+    ++g->n;
+}
+
+static void poll_all(void)
+{
+    while (fs_ring_poll(&rx, on_msg, &got) != 0) {
+    }
+}
+
+static void setup(void)
+{
+    memset(&got, 0, sizeof(got));
+    cr_assert_eq(fs_ring_rx_create(&rx, 4, 16, BUF), FS_OK);
+}
+
+static void teardown(void)
+{
+    fs_ring_rx_destroy(&rx);
+}
+
+static int send_fill(fs_ring_tx_t *tx, uint64_t hdr, size_t len, uint8_t fill)
+{
+    static uint8_t data[BUF];
+
+    memset(data, fill, len);
+    return fs_ring_send(tx, 5, &hdr, sizeof(hdr), data, len);
+}
+
+TestSuite(shm_ring, .init = setup, .fini = teardown, .timeout = 20);
+
+Test(shm_ring, inline_and_buffered_payloads_arrive_intact_and_in_order)
+{
+    /* inline beside the 8-byte header, then in the entry's buffer */
+    const size_t sizes[] = {0, 1, FS_RING_BYTES - 8, FS_RING_BYTES - 7, BUF};
+    fs_ring_tx_t tx;
+    unsigned i;
+
+    cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
+    for (i = 0; i < 5; ++i) {
+        cr_assert(send_fill(&tx, 100 + i, sizes[i], (uint8_t)(i + 1)));
+    }
+    poll_all();
+    cr_assert_eq(got.n, 5);
+    for (i = 0; i < 5; ++i) {
+        cr_expect_eq(got.hdr[i], 100 + i);
+        cr_expect_eq(got.len[i], sizes[i]);
+        if (sizes[i] > 0) {
+            cr_expect_eq(got.first[i], i + 1, "message %u", i);
+            cr_expect_eq(got.last[i], i + 1, "message %u", i);
+        }
+    }
+    fs_ring_tx_close(&tx);
+}
+
+Test(shm_ring, a_full_ring_refuses_until_the_receiver_reads)
+{
+    fs_ring_tx_t tx;
+    unsigned i;
+
+    cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
+    for (i = 0; i < 16; ++i) {
+        cr_assert(send_fill(&tx, i, 8, 0));
+    }
+    cr_expect_not(send_fill(&tx, 16, 8, 0), "a 17th message in 16 entries");
+    poll_all();
+    cr_expect_eq(got.n, 16);
+    cr_expect(send_fill(&tx, 16, 8, 0), "room again once read");
+    fs_ring_tx_close(&tx);
+}
+
+/* The point of the rings: a sender stopped between writing an entry and
+ * publishing it (as a process killed there) holds up nobody else. */
+Test(shm_ring, a_sender_stopped_inside_a_write_stalls_its_own_ring_only)
+{
+    fs_ring_tx_t dead, live;
+    unsigned i;
+
+    cr_assert_eq(fs_ring_tx_open(&dead, &rx.addr), FS_OK);
+    cr_assert_eq(fs_ring_tx_open(&live, &rx.addr), FS_OK);
+    for (i = 0; i < 3; ++i) {
+        cr_assert(send_fill(&dead, 10 + i, 8, 0xd));
+    }
+    /* the fourth is written but its "written" word never set */
+    dead.ring[dead.head & dead.mask].hlen = 8;
+    dead.ring[dead.head & dead.mask].len  = 8;
+    for (i = 0; i < 5; ++i) {
+        cr_assert(send_fill(&live, 20 + i, 8, 0x1));
+    }
+    poll_all();
+    cr_assert_eq(got.n, 8, "%u of the 3 + 5 published messages read", got.n);
+    for (i = 0; i < 3; ++i) {
+        cr_expect_eq(got.hdr[i], 10 + i);
+    }
+    for (i = 0; i < 5; ++i) {
+        cr_expect_eq(got.hdr[3 + i], 20 + i);
+    }
+    fs_ring_tx_close(&dead);
+    fs_ring_tx_close(&live);
+}
+
+Test(shm_ring, an_oversized_length_is_reported_not_read)
+{
+    fs_ring_tx_t tx;
+
+    cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
+    cr_assert(send_fill(&tx, 1, 8, 0));
+    tx.ring[0].len = BUF + 1;   /* a broken or hostile sender */
+    cr_assert(send_fill(&tx, 2, 8, 0));
+    poll_all();
+    cr_expect_eq(got.bad, 1);
+    cr_expect_eq(got.n, 1, "the next message still read");
+    cr_expect_eq(got.hdr[0], 2);
+    fs_ring_tx_close(&tx);
+}
+
+Test(shm_ring, a_sender_attaches_only_to_the_segment_named_while_rings_last)
+{
+    fs_ring_addr_t wrong = rx.addr;
+    fs_ring_tx_t tx[5];
+    unsigned i;
+
+    wrong.id ^= 1;
+    cr_expect_neq(fs_ring_tx_open(&tx[0], &wrong), FS_OK, "another segment's id");
+    wrong = rx.addr;
+    wrong.fd = 1000;
+    cr_expect_neq(fs_ring_tx_open(&tx[0], &wrong), FS_OK, "no such descriptor");
+    for (i = 0; i < 4; ++i) {
+        cr_assert_eq(fs_ring_tx_open(&tx[i], &rx.addr), FS_OK, "ring %u of 4", i);
+    }
+    cr_expect_neq(fs_ring_tx_open(&tx[4], &rx.addr), FS_OK, "a fifth sender in 4 rings");
+    for (i = 0; i < 4; ++i) {
+        fs_ring_tx_close(&tx[i]);
+    }
+}
+
+/* Real processes: a sender killed at a random moment of a stream, ten
+ * times, while another streams all along: the live stream arrives whole
+ * and in order, each dead stream in order up to where it stopped. */
+static void stream(const fs_ring_addr_t *addr, uint64_t tag)
+{
+    fs_ring_tx_t tx;
+    uint64_t i = 0;
+
+    /* never outlive the test, whatever ends it */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    alarm(30);
+    if ((getppid() == 1) || (fs_ring_tx_open(&tx, addr) != FS_OK)) {
+        _exit(2);
+    }
+    for (;;) {
+        if (send_fill(&tx, (tag << 32) | i, 8 + (i % 200), (uint8_t)i)) {
+            ++i;
+        }
+    }
+}
+
+static void check_batch(uint64_t *next)
+{
+    unsigned k;
+
+    for (k = 0; (k < got.n) && (k < 4096); ++k) {
+        uint64_t who = got.hdr[k] >> 32, seq = got.hdr[k] & 0xffffffffu;
+
+        cr_assert(who <= KILLS);
+        cr_assert_eq(seq, next[who], "stream %lu: message %lu after %lu",
+                     (unsigned long)who, (unsigned long)seq, (unsigned long)next[who]);
+        cr_assert_eq(got.len[k], 8 + (seq % 200));
+        cr_assert_eq(got.last[k], (uint8_t)seq);
+        next[who]++;
+    }
+}
+
+Test(shm_ring, a_sender_killed_mid_stream_stops_no_other_stream)
+{
+    uint64_t next[KILLS + 1] = {0};
+    unsigned kills;
+    pid_t live;
+
+    fs_ring_rx_destroy(&rx);
+    cr_assert_eq(fs_ring_rx_create(&rx, 32, 16, BUF), FS_OK);
+    live = fork();
+    if (live == 0) {
+        stream(&rx.addr, 0);
+    }
+    for (kills = 1; kills <= KILLS; ++kills) {
+        struct timespec ts = {0, 200000 + (rand() % 2000) * 1000};
+        pid_t victim = fork();
+        uint64_t before = next[0];
+
+        if (victim == 0) {
+            stream(&rx.addr, kills);
+        }
+        while (next[kills] == 0) {      /* it streams: kill it inside */
+            got.n = 0;
+            fs_ring_poll(&rx, on_msg, &got);
+            check_batch(next);
+        }
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+        kill(victim, SIGKILL);
+        waitpid(victim, NULL, 0);
+        /* the live stream goes on (the suite's timeout if it does not) */
+        while (next[0] < before + 300) {
+            got.n = 0;
+            fs_ring_poll(&rx, on_msg, &got);
+            check_batch(next);
+        }
+    }
+    kill(live, SIGKILL);
+    waitpid(live, NULL, 0);
+}
