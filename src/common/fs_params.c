@@ -63,7 +63,7 @@ const fs_param_desc_t fs_param_table[] = {
      "three-piece iov path, about twice UCP's tag send, into a FIFO shared "
      "by all senders, which a sender killed inside its write stops for "
      "good): inline in the 128-byte entry up to 112 bytes with the header, "
-     "above in the entry's buffer of this size. 0: every message by UCP; "
+     "above in one of the ring's 64 buffers of this size. 0: every message by UCP; "
      "at most 8k",
      FS_PARAM_FIELD(ucx_shm_max)},
     {"self_eager_limit", FS_PARAM_SIZE, "16384",

@@ -50,7 +50,7 @@ static size_t fs_ring_round(size_t n, size_t to)
 static size_t fs_ring_slot_size(uint32_t entries, size_t buf_size)
 {
     return fs_ring_round(sizeof(fs_ring_ctl_t) + entries * sizeof(fs_ring_entry_t) +
-                         entries * buf_size, fs_ring_page());
+                         FS_RING_BUFS * buf_size, fs_ring_page());
 }
 
 fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries,
@@ -131,9 +131,10 @@ static unsigned fs_ring_poll_slot(fs_ring_rx_t *rx, uint32_t s, fs_ring_cb_t cb,
         hlen = e->hlen;
         if (fs_likely(hlen + len <= FS_RING_BYTES)) {
             cb(arg, e->tag, e->bytes, hlen, e->bytes + hlen, len, 1);
-        } else if ((hlen <= FS_RING_BYTES) && (len <= rx->addr.buf_size)) {
+        } else if ((hlen <= FS_RING_BYTES) && (len <= rx->addr.buf_size) &&
+                   (e->buf < FS_RING_BUFS)) {
             cb(arg, e->tag, e->bytes, hlen, (uint8_t *)(ring + rx->addr.entries) +
-                                            (pos & mask) * rx->addr.buf_size, len, 1);
+                                            e->buf * rx->addr.buf_size, len, 1);
         } else {
             cb(arg, e->tag, e->bytes, 0, NULL, len, 0);
         }

@@ -121,6 +121,32 @@ Test(shm_ring, a_full_ring_refuses_until_the_receiver_reads)
     fs_ring_tx_close(&tx);
 }
 
+/* Payloads too large for an entry share FS_RING_BUFS buffers: one is used
+ * again only once the receiver has read the message in it. */
+Test(shm_ring, a_buffer_is_reused_only_after_its_message_is_read)
+{
+    fs_ring_tx_t tx;
+    unsigned i;
+
+    fs_ring_rx_destroy(&rx);
+    cr_assert_eq(fs_ring_rx_create(&rx, 4, 2 * FS_RING_BUFS, BUF), FS_OK);
+    cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
+    for (i = 0; i < FS_RING_BUFS; ++i) {
+        cr_assert(send_fill(&tx, i, BUF, (uint8_t)(i + 1)));
+    }
+    cr_expect_not(send_fill(&tx, 99, BUF, 0xee), "a large message with every buffer in use");
+    cr_expect(send_fill(&tx, FS_RING_BUFS, 8, 0x77), "a small one still fits an entry");
+    poll_all();
+    cr_assert_eq(got.n, FS_RING_BUFS + 1);
+    for (i = 0; i < FS_RING_BUFS; ++i) {
+        cr_expect_eq(got.hdr[i], i);
+        cr_expect_eq(got.first[i], i + 1, "message %u overwritten", i);
+        cr_expect_eq(got.last[i], i + 1, "message %u overwritten", i);
+    }
+    cr_expect(send_fill(&tx, 100, BUF, 0x55), "buffers free again once read");
+    fs_ring_tx_close(&tx);
+}
+
 /* The point of the rings: a sender stopped between writing an entry and
  * publishing it (as a process killed there) holds up nobody else. */
 Test(shm_ring, a_sender_stopped_inside_a_write_stalls_its_own_ring_only)
@@ -158,11 +184,13 @@ Test(shm_ring, an_oversized_length_is_reported_not_read)
     cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
     cr_assert(send_fill(&tx, 1, 8, 0));
     tx.ring[0].len = BUF + 1;   /* a broken or hostile sender */
-    cr_assert(send_fill(&tx, 2, 8, 0));
+    cr_assert(send_fill(&tx, 2, BUF, 0));
+    tx.ring[1].buf = 200;       /* a buffer the ring does not have */
+    cr_assert(send_fill(&tx, 3, 8, 0));
     poll_all();
-    cr_expect_eq(got.bad, 1);
+    cr_expect_eq(got.bad, 2);
     cr_expect_eq(got.n, 1, "the next message still read");
-    cr_expect_eq(got.hdr[0], 2);
+    cr_expect_eq(got.hdr[0], 3);
     fs_ring_tx_close(&tx);
 }
 
