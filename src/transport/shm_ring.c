@@ -4,7 +4,7 @@
  * transport does.
  *
  * Segment: a page of header (fs_ring_seg_hdr_t), then one slot per sender:
- * the tail line (fs_ring_ctl_t), the entries, the entries' buffers.  A
+ * the tail line (fs_ring_ctl_t), the entries, the ring's buffers.  A
  * sender claims the next slot with one atomic add and maps that slot alone;
  * the receiver polls the slots claimed so far.  A slot is never given back:
  * a sender that dies keeps it, and the ring it stalled is read by no one

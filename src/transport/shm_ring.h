@@ -14,9 +14,10 @@
  * An entry is one 128-byte line pair: a word that says "written" (its
  * position + 1, so a stale entry never reads as new), the lengths, the
  * header and, if it fits beside it, the payload (FS_RING_BYTES in all); a
- * larger payload goes to the entry's own buffer.  The receiver reads the entry at its
- * position and tells the sender how far it got through the ring's tail
- * word, which the sender reads only when the ring looks full. */
+ * larger payload goes to the next of the ring's FS_RING_BUFS buffers.  The
+ * receiver reads the entry at its position and tells the sender how far it
+ * got through the ring's tail word, which the sender reads only when the
+ * ring or the buffer it wants looks busy. */
 #ifndef FS_TRANSPORT_SHM_RING_H
 #define FS_TRANSPORT_SHM_RING_H
 

@@ -3,9 +3,8 @@
  * 8-byte header reaches the peer through the lane alone (draining the
  * lane's rings delivers it, header and payload intact, with no UCP
  * progress), with the short or the full header; a larger one, a control
- * message, a peer
- * whose address names another node, and UCX_TLS without shared memory all
- * go by UCP. */
+ * message, a peer whose address names another node, and UCX_TLS without
+ * shared memory all go by UCP. */
 #include <criterion/criterion.h>
 
 #include "transport/ucx_int.h"
