@@ -48,13 +48,15 @@ const fs_param_desc_t fs_param_table[] = {
      FS_PARAM_FIELD(ucx_cma_seg_size)},
     {"ucx_frag_max", FS_PARAM_SIZE, "64k",
      "Blocking sends above one UCX segment (8 KiB) and up to this size go "
-     "as fragments that each fit one segment, copied by the receiver "
-     "straight into the matched receive's buffer (one copy at each end, as "
-     "pml ucx's eager), instead of UCX's rendezvous (a round trip and a "
-     "process_vm_readv: osu_latency 16 KiB 5.2 -> 1.7 us) or UCX's "
-     "multi-fragment eager (reassembled in a buffer UCX mallocs, then "
-     "copied again). Nonblocking, synchronous and larger sends use the "
-     "single-copy rendezvous. 0: never; at most 500k",
+     "eagerly, one copy at each end as pml ucx's eager: to a process of the "
+     "same node as one entry of the short lane (ucx_shm_max), its payload "
+     "in the ring's data area; to others as fragments that each fit one UCX "
+     "segment, copied by the receiver straight into the matched receive's "
+     "buffer. Not UCX's rendezvous (a round trip and a process_vm_readv: "
+     "osu_latency 16 KiB 5.2 -> 1.7 us) nor UCX's multi-fragment eager "
+     "(reassembled in a buffer UCX mallocs, then copied again). "
+     "Nonblocking, synchronous and larger sends use the single-copy "
+     "rendezvous. 0: never; at most 500k",
      FS_PARAM_FIELD(ucx_frag_max)},
     {"ucx_shm_max", FS_PARAM_SIZE, "8k",
      "Contiguous matching messages up to this many bytes to a process of the "
@@ -63,7 +65,8 @@ const fs_param_desc_t fs_param_table[] = {
      "three-piece iov path, about twice UCP's tag send, into a FIFO shared "
      "by all senders, which a sender killed inside its write stops for "
      "good): inline in the 128-byte entry up to 112 bytes with the header, "
-     "above in one of the ring's 64 buffers of this size. 0: every message by UCP; "
+     "above in the ring's 512 KiB data area, taken in turn. Blocking sends "
+     "up to ucx_frag_max go this way too. 0: no lane, every message by UCP; "
      "at most 8k",
      FS_PARAM_FIELD(ucx_shm_max)},
     {"self_eager_limit", FS_PARAM_SIZE, "16384",

@@ -4,7 +4,7 @@
  * transport does.
  *
  * Segment: a page of header (fs_ring_seg_hdr_t), then one slot per sender:
- * the tail line (fs_ring_ctl_t), the entries, the ring's buffers.  A
+ * the tail line (fs_ring_ctl_t), the entries, the ring's data area.  A
  * sender claims the next slot with one atomic add and maps that slot alone;
  * the receiver polls the slots claimed so far.  A slot is never given back:
  * a sender that dies keeps it, and the ring it stalled is read by no one
@@ -30,7 +30,8 @@ struct fs_ring_seg_hdr {
     uint64_t          id;
     uint32_t          slots;
     uint32_t          entries;
-    uint64_t          buf_size;
+    uint32_t          max_len;
+    uint32_t          data_size;
     uint64_t          slot_size;
     _Atomic uint32_t  claimed;   /* slots handed out; may pass slots */
 };
@@ -47,25 +48,37 @@ static size_t fs_ring_round(size_t n, size_t to)
     return (n + to - 1) / to * to;
 }
 
-static size_t fs_ring_slot_size(uint32_t entries, size_t buf_size)
+static size_t fs_ring_slot_size(uint32_t entries, size_t data_size)
 {
     return fs_ring_round(sizeof(fs_ring_ctl_t) + entries * sizeof(fs_ring_entry_t) +
-                         FS_RING_BUFS * buf_size, fs_ring_page());
+                         data_size, fs_ring_page());
+}
+
+static uint32_t fs_ring_pow2(size_t want, uint32_t min, uint32_t max)
+{
+    uint32_t n = min;
+
+    while ((n < want) && (n < max)) {
+        n <<= 1;
+    }
+    return n;
 }
 
 fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries,
-                              size_t buf_size)
+                              size_t max_len, size_t data_size)
 {
-    uint32_t n = 16;
+    uint32_t n;
 
     memset(rx, 0, sizeof(*rx));
     rx->fd = -1;
-    while ((n < entries) && (n < 4096)) {
-        n <<= 1;
+    if (max_len > FS_RING_DATA_MAX / 2) {
+        return FS_ERR_INVALID;
     }
+    n              = fs_ring_pow2(entries, 16, 4096);
+    data_size      = fs_ring_pow2((data_size > 2 * max_len) ? data_size : 2 * max_len,
+                                  FS_RING_DATA_MIN, FS_RING_DATA_MAX);
     slots          = (slots == 0) ? 1 : (slots > FS_RING_MAX_SLOTS) ? FS_RING_MAX_SLOTS : slots;
-    buf_size       = fs_ring_round((buf_size == 0) ? 64 : buf_size, 64);
-    rx->slot_size  = fs_ring_slot_size(n, buf_size);
+    rx->slot_size  = fs_ring_slot_size(n, data_size);
     rx->len        = fs_ring_page() + slots * rx->slot_size;
     rx->pos        = calloc(slots, sizeof(*rx->pos));
     rx->fd         = memfd_create("failstop-ring", MFD_CLOEXEC);
@@ -81,14 +94,17 @@ fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries
     rx->hdr->id        = fs_rand_id();
     rx->hdr->slots     = slots;
     rx->hdr->entries   = n;
-    rx->hdr->buf_size  = buf_size;
+    rx->hdr->max_len   = (uint32_t)max_len;
+    rx->hdr->data_size = (uint32_t)data_size;
     rx->hdr->slot_size = rx->slot_size;
     atomic_store_explicit(&rx->hdr->claimed, 0, memory_order_relaxed);
     /* last: a sender that sees the magic sees the geometry */
     atomic_thread_fence(memory_order_release);
     rx->hdr->magic = FS_RING_MAGIC;
-    rx->addr = (fs_ring_addr_t){.id = rx->hdr->id, .pid = (int32_t)getpid(), .fd = rx->fd,
-                                .slots = slots, .entries = n, .buf_size = buf_size};
+    rx->slot0 = rx->base + fs_ring_page();
+    rx->addr  = (fs_ring_addr_t){.id = rx->hdr->id, .pid = (int32_t)getpid(), .fd = rx->fd,
+                                 .slots = slots, .entries = n, .max_len = (uint32_t)max_len,
+                                 .data_size = (uint32_t)data_size};
     return FS_OK;
 err:
     fs_ring_rx_destroy(rx);
@@ -112,29 +128,46 @@ void fs_ring_rx_destroy(fs_ring_rx_t *rx)
     rx->fd = -1;
 }
 
+/* The payload of entry e, NULL if its lengths or place exceed what the
+ * ring has (the sender's memory: read once). */
+static void *fs_ring_payload(const fs_ring_rx_t *rx, fs_ring_entry_t *e, uint8_t *data,
+                             size_t hlen, size_t len)
+{
+    size_t off;
+
+    if (fs_likely(hlen + len <= FS_RING_BYTES)) {
+        return e->bytes + hlen;
+    }
+    off = (size_t)e->off * FS_RING_ALIGN;
+    if ((hlen > FS_RING_BYTES) || (len > rx->addr.max_len) ||
+        (off + len > rx->addr.data_size)) {
+        return NULL;
+    }
+    return data + off;
+}
+
 static unsigned fs_ring_poll_slot(fs_ring_rx_t *rx, uint32_t s, fs_ring_cb_t cb, void *arg)
 {
-    uint8_t *slot        = rx->base + fs_ring_page() + s * rx->slot_size;
-    fs_ring_ctl_t *ctl   = (fs_ring_ctl_t *)slot;
+    uint8_t *slot         = rx->slot0 + s * rx->slot_size;
+    fs_ring_ctl_t *ctl    = (fs_ring_ctl_t *)slot;
     fs_ring_entry_t *ring = (fs_ring_entry_t *)(slot + sizeof(*ctl));
-    uint64_t mask        = rx->addr.entries - 1, pos = rx->pos[s];
+    uint8_t *data         = (uint8_t *)(ring + rx->addr.entries);
+    uint64_t mask         = rx->addr.entries - 1, pos = rx->pos[s];
     unsigned count;
 
     for (count = 0; count < FS_RING_POLL_MAX; ++count, ++pos) {
         fs_ring_entry_t *e = &ring[pos & mask];
         size_t len, hlen;
+        void *payload;
 
         if (atomic_load_explicit(&e->seq, memory_order_acquire) != pos + 1) {
             break;
         }
-        len  = e->len;              /* read once: the sender's memory */
-        hlen = e->hlen;
-        if (fs_likely(hlen + len <= FS_RING_BYTES)) {
-            cb(arg, e->tag, e->bytes, hlen, e->bytes + hlen, len, 1);
-        } else if ((hlen <= FS_RING_BYTES) && (len <= rx->addr.buf_size) &&
-                   (e->buf < FS_RING_BUFS)) {
-            cb(arg, e->tag, e->bytes, hlen, (uint8_t *)(ring + rx->addr.entries) +
-                                            e->buf * rx->addr.buf_size, len, 1);
+        len     = e->len;
+        hlen    = e->hlen;
+        payload = fs_ring_payload(rx, e, data, hlen, len);
+        if (fs_likely(payload != NULL)) {
+            cb(arg, e->tag, e->bytes, hlen, payload, len, 1);
         } else {
             cb(arg, e->tag, e->bytes, 0, NULL, len, 0);
         }
@@ -173,8 +206,8 @@ static fs_ring_seg_hdr_t *fs_ring_attach(int fd, const fs_ring_addr_t *addr)
     }
     if ((hdr->magic != FS_RING_MAGIC) || (hdr->id != addr->id) ||
         (hdr->slots != addr->slots) || (hdr->entries != addr->entries) ||
-        (hdr->buf_size != addr->buf_size) ||
-        (hdr->slot_size != fs_ring_slot_size(addr->entries, addr->buf_size))) {
+        (hdr->max_len != addr->max_len) || (hdr->data_size != addr->data_size) ||
+        (hdr->slot_size != fs_ring_slot_size(addr->entries, addr->data_size))) {
         munmap(hdr, fs_ring_page());
         return NULL;
     }
@@ -190,7 +223,10 @@ fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
     int fd;
 
     memset(tx, 0, sizeof(*tx));
-    if ((addr->entries == 0) || ((addr->entries & (addr->entries - 1)) != 0)) {
+    if ((addr->entries == 0) || ((addr->entries & (addr->entries - 1)) != 0) ||
+        (addr->data_size < 2 * (uint64_t)addr->max_len) ||
+        ((addr->data_size & (addr->data_size - 1)) != 0) ||
+        (addr->data_size > FS_RING_DATA_MAX)) {
         return FS_ERR_LOCAL;
     }
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)addr->pid, (int)addr->fd);
@@ -210,18 +246,38 @@ fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
         munmap(hdr, fs_ring_page());
     }
     close(fd);
-    if (map == MAP_FAILED) {
+    tx->data_end = calloc(addr->entries, sizeof(*tx->data_end));
+    if ((map == MAP_FAILED) || (tx->data_end == NULL)) {
+        if (map != MAP_FAILED) {
+            munmap(map, tx->map_len);
+        }
+        free(tx->data_end);
+        memset(tx, 0, sizeof(*tx));
         return FS_ERR_LOCAL;
     }
     tx->map       = map;
     tx->ctl       = (fs_ring_ctl_t *)map;
     tx->ring      = (fs_ring_entry_t *)(map + sizeof(fs_ring_ctl_t));
-    tx->bufs      = (uint8_t *)(tx->ring + addr->entries);
+    tx->data      = (uint8_t *)(tx->ring + addr->entries);
     tx->mask      = addr->entries - 1;
-    tx->buf_size  = addr->buf_size;
-    tx->tail_seen = atomic_load_explicit(&tx->ctl->tail, memory_order_acquire);
-    tx->head      = tx->tail_seen;
+    tx->data_mask = addr->data_size - 1;
+    /* a new slot: the receiver has read nothing of it */
+    tx->tail_seen = 0;
+    tx->head      = 0;
     return FS_OK;
+}
+
+/* The data of the entries the receiver has read is free up to where the
+ * last of them ended; that entry's data_end is still its own unless the
+ * ring is full (then nothing is sent anyway). */
+void fs_ring_tx_refresh(fs_ring_tx_t *tx)
+{
+    uint64_t tail = atomic_load_explicit(&tx->ctl->tail, memory_order_acquire);
+
+    tx->tail_seen = tail;
+    if ((tail != 0) && (tx->head - tail <= tx->mask)) {
+        tx->data_free = tx->data_end[(tail - 1) & tx->mask];
+    }
 }
 
 void fs_ring_tx_close(fs_ring_tx_t *tx)
@@ -229,5 +285,6 @@ void fs_ring_tx_close(fs_ring_tx_t *tx)
     if (tx->map != NULL) {
         munmap(tx->map, tx->map_len);
     }
+    free(tx->data_end);
     memset(tx, 0, sizeof(*tx));
 }

@@ -13,11 +13,12 @@
  *
  * An entry is one 128-byte line pair: a word that says "written" (its
  * position + 1, so a stale entry never reads as new), the lengths, the
- * header and, if it fits beside it, the payload (FS_RING_BYTES in all); a
- * larger payload goes to the next of the ring's FS_RING_BUFS buffers.  The
- * receiver reads the entry at its position and tells the sender how far it
+ * header and, if it fits beside it, the payload (FS_RING_BYTES in all).  A
+ * larger payload goes to the ring's data area, taken in turn as a FIFO of
+ * bytes: the entry names where, and the room is free again once the
+ * receiver has read that entry.  The receiver tells the sender how far it
  * got through the ring's tail word, which the sender reads only when the
- * ring or the buffer it wants looks busy. */
+ * ring or its data area looks full. */
 #ifndef FS_TRANSPORT_SHM_RING_H
 #define FS_TRANSPORT_SHM_RING_H
 
@@ -30,20 +31,22 @@
 
 #define FS_RING_BYTES    112u     /* header and payload inside an entry */
 #define FS_RING_MAX_SLOTS 1024u   /* senders a receiver can have */
-/* Buffers per ring for payloads that do not fit an entry, used in turn and
- * free again once the entry that used one is read: as many as OSU's window
- * (64), fewer than the entries, so that a stream of large messages reuses
- * memory still in the caches (one buffer per entry walked 1 MiB per pair:
- * osu_allreduce 16 KiB 1.6-1.9x pml ucx, 0.7x with 64; 16 buffers cut a
- * 64-message window short: osu_bw 4 KiB 0.7x). */
-#define FS_RING_BUFS     64u
+/* The data area of a ring, bytes: a power of two, at least twice the
+ * largest payload (one always fits once the area is empty), at most what
+ * an entry's 16-bit offset in 64-byte units reaches.  Small enough that a
+ * stream reuses memory still in the caches (1 MiB per pair walked by an
+ * 8 KiB stream: osu_allreduce 16 KiB 1.6-1.9x pml ucx; 512 KiB: 0.7x). */
+#define FS_RING_DATA_MIN  (64u << 10)
+#define FS_RING_DATA_MAX  (4u << 20)
+#define FS_RING_ALIGN     64u
 
 typedef struct fs_ring_entry {
     _Atomic uint64_t seq;         /* position + 1 once written */
     uint32_t         len;         /* payload bytes */
-    uint16_t         hlen;        /* header bytes, at the start of bytes */
+    uint8_t          hlen;        /* header bytes, at the start of bytes */
     uint8_t          tag;         /* the caller's (UCX: the active-message id) */
-    uint8_t          buf;         /* the buffer the payload is in, if not here */
+    uint16_t         off;         /* where in the data area the payload is,
+                                     in FS_RING_ALIGN units, if not here */
     uint8_t          bytes[FS_RING_BYTES];
 } fs_ring_entry_t;
 
@@ -60,7 +63,8 @@ typedef struct fs_ring_addr {
     int32_t   fd;
     uint32_t  slots;
     uint32_t  entries;
-    uint64_t  buf_size;
+    uint32_t  max_len;            /* largest payload */
+    uint32_t  data_size;          /* bytes of each ring's data area */
 } fs_ring_addr_t;
 
 typedef struct fs_ring_seg_hdr fs_ring_seg_hdr_t;
@@ -71,24 +75,26 @@ typedef struct fs_ring_rx {
     size_t              len;
     int                 fd;
     fs_ring_seg_hdr_t  *hdr;
+    uint8_t            *slot0;    /* the first sender's slot */
     fs_ring_addr_t      addr;
     size_t              slot_size;
     uint64_t           *pos;      /* per slot: the next entry to read */
     int                 polling;  /* inside fs_ring_poll (no nesting) */
 } fs_ring_rx_t;
 
-/* A sender's ring in a peer's segment. */
+/* A sender's ring in a peer's segment.  Data-area positions count bytes
+ * from the ring's start, never wrapping (an offset is one modulo the size). */
 typedef struct fs_ring_tx {
     fs_ring_ctl_t      *ctl;
     fs_ring_entry_t    *ring;
-    uint8_t            *bufs;
-    uint64_t            head;     /* the next position to write */
+    uint8_t            *data;
+    uint64_t            head;       /* the next position to write */
     uint64_t            tail_seen;
     uint64_t            mask;
-    size_t              buf_size;
-    uint64_t            buf_next;                 /* the next buffer to use */
-    uint64_t            buf_user[FS_RING_BUFS];   /* position + 1 of the entry
-                                                     that used each last */
+    uint64_t            data_head;  /* where the next payload may start */
+    uint64_t            data_free;  /* what the receiver read ends here */
+    uint64_t            data_mask;
+    uint64_t           *data_end;   /* per entry: data_head once it was written */
     void               *map;
     size_t              map_len;
 } fs_ring_tx_t;
@@ -99,9 +105,11 @@ typedef void (*fs_ring_cb_t)(void *arg, unsigned tag, const void *hdr, size_t hl
                              void *data, size_t len, int ok);
 
 /* A segment for up to slots senders, entries per ring (rounded up to a power
- * of two), payloads up to buf_size bytes.  Memory is taken as it is used. */
+ * of two), payloads up to max_len bytes, data_size bytes of data area per
+ * ring (rounded up to a power of two of at least 2 * max_len; max_len at
+ * most half of FS_RING_DATA_MAX).  Memory is taken as it is used. */
 fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries,
-                              size_t buf_size);
+                              size_t max_len, size_t data_size);
 void        fs_ring_rx_destroy(fs_ring_rx_t *rx);
 /* Calls cb for what the senders wrote, up to a bounded number per ring. */
 unsigned    fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg);
@@ -112,8 +120,37 @@ unsigned    fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg);
 fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr);
 void        fs_ring_tx_close(fs_ring_tx_t *tx);
 
-/* 1 if written, 0 if the ring is full.  hlen <= FS_RING_BYTES, len <= the
- * ring's buf_size. */
+/* Reads the receiver's tail: how far the ring and its data area are free. */
+void        fs_ring_tx_refresh(fs_ring_tx_t *tx);
+
+/* Copies a payload too large for its entry into the data area, the next
+ * room in turn (from the area's start if it does not fit before its end).
+ * 0 if that room is still the receiver's. */
+static inline int fs_ring_data_put(fs_ring_tx_t *tx, fs_ring_entry_t *e, const void *data,
+                                   size_t len)
+{
+    uint64_t size  = tx->data_mask + 1, start = tx->data_head;
+    uint64_t need  = (len + FS_RING_ALIGN - 1) & ~(uint64_t)(FS_RING_ALIGN - 1);
+    uint64_t off   = start & tx->data_mask;
+
+    if (off + need > size) {
+        start += size - off;
+        off    = 0;
+    }
+    if (fs_unlikely(start + need - tx->data_free > size)) {
+        fs_ring_tx_refresh(tx);
+        if (start + need - tx->data_free > size) {
+            return 0;
+        }
+    }
+    memcpy(tx->data + off, data, len);
+    e->off        = (uint16_t)(off / FS_RING_ALIGN);
+    tx->data_head = start + need;
+    return 1;
+}
+
+/* 1 if written, 0 if the ring or its data area is full.  hlen <=
+ * FS_RING_BYTES, len <= the ring's max_len. */
 static inline int fs_ring_send(fs_ring_tx_t *tx, unsigned tag, const void *hdr, size_t hlen,
                                const void *data, size_t len)
 {
@@ -121,33 +158,22 @@ static inline int fs_ring_send(fs_ring_tx_t *tx, unsigned tag, const void *hdr, 
     fs_ring_entry_t *e;
 
     if (fs_unlikely(pos - tx->tail_seen > tx->mask)) {
-        tx->tail_seen = atomic_load_explicit(&tx->ctl->tail, memory_order_acquire);
+        fs_ring_tx_refresh(tx);
         if (pos - tx->tail_seen > tx->mask) {
             return 0;
         }
     }
-    e       = &tx->ring[pos & tx->mask];
-    e->len  = (uint32_t)len;
-    e->hlen = (uint16_t)hlen;
-    e->tag  = (uint8_t)tag;
-    memcpy(e->bytes, hdr, hlen);
+    e = &tx->ring[pos & tx->mask];
     if (fs_likely(hlen + len <= FS_RING_BYTES)) {
         memcpy(e->bytes + hlen, data, len);
-    } else {
-        unsigned b = (unsigned)(tx->buf_next % FS_RING_BUFS);
-
-        /* free once the receiver has read past the entry that used it */
-        if (tx->buf_user[b] > tx->tail_seen) {
-            tx->tail_seen = atomic_load_explicit(&tx->ctl->tail, memory_order_acquire);
-            if (tx->buf_user[b] > tx->tail_seen) {
-                return 0;
-            }
-        }
-        memcpy(tx->bufs + b * tx->buf_size, data, len);
-        e->buf         = (uint8_t)b;
-        tx->buf_user[b] = pos + 1;
-        tx->buf_next++;
+    } else if (!fs_ring_data_put(tx, e, data, len)) {
+        return 0;
     }
+    tx->data_end[pos & tx->mask] = tx->data_head;
+    e->len  = (uint32_t)len;
+    e->hlen = (uint8_t)hlen;
+    e->tag  = (uint8_t)tag;
+    memcpy(e->bytes, hdr, hlen);
     atomic_store_explicit(&e->seq, pos + 1, memory_order_release);
     tx->head = pos + 1;
     return 1;

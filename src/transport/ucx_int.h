@@ -68,6 +68,7 @@ typedef struct fs_ucx_frag {
 typedef struct fs_ucx_shm {
     fs_ring_rx_t            rx;         /* rx.base NULL: no lane */
     size_t                  max;        /* payload bytes a lane message carries */
+    size_t                  max_waited; /* ... if its sender waits for it */
     uint64_t                node;       /* who may share it (ucx_shm.c) */
     const char             *name;       /* for reports: "ring" */
     unsigned                busy_polls; /* progress calls the lane had work */
@@ -194,8 +195,8 @@ typedef struct fs_ucx_addr_hdr {
     uint16_t  lane_len;     /* sizeof(fs_ring_addr_t), or 0: no lane */
     uint16_t  pad0;
     uint64_t  node;         /* fs_ucx_shm_node(): the lane needs the same */
-    uint32_t  max;          /* ring buffers are sized for it: the same too */
-    uint32_t  pad;
+    uint32_t  max;          /* who sends what by the lane: the same too */
+    uint32_t  max_waited;
 } fs_ucx_addr_hdr_t;
 
 void        fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg);
@@ -208,8 +209,10 @@ fs_status_t fs_ucx_addr_pack(fs_tl_t *tl);
 const ucp_address_t *fs_ucx_addr_ucp(const uint8_t *addr, size_t len);
 
 /* Sends a matching message by the short lane if it is one for it:
- * contiguous, small, to a peer of this node.  0: not sent (not for the lane,
- * or the peer's ring is full), UCP takes it. */
+ * contiguous, to a peer of this node, small (shm.max), or medium
+ * (shm.max_waited) and sent by a blocking call, as UCP's fragments
+ * (fs_ucx_frag_wants says why not a nonblocking one).  0: not sent (not for
+ * the lane, or the peer's ring is full), UCP takes it. */
 #define FS_UCX_SHM_HDR_MAX 64u
 
 static inline int fs_ucx_shm_send(const fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
@@ -217,7 +220,11 @@ static inline int fs_ucx_shm_send(const fs_tl_t *tl, fs_tl_ep_t *tep, unsigned a
                                   unsigned flags)
 {
     if ((tep->lane.ring == NULL) || (am_id != FS_AM_MATCH) || (hdr_len > FS_UCX_SHM_HDR_MAX) ||
-        (buf->dt != NULL) || (buf->len > tl->shm.max) || (flags & FS_TL_SEND_RNDV)) {
+        (buf->dt != NULL) || (flags & FS_TL_SEND_RNDV)) {
+        return 0;
+    }
+    if ((buf->len > tl->shm.max) &&
+        ((buf->len > tl->shm.max_waited) || !(flags & FS_TL_SEND_WAITED))) {
         return 0;
     }
     return fs_ring_send(&tep->lane, am_id, hdr, hdr_len, buf->ptr, buf->len);

@@ -27,6 +27,9 @@
 #include <unistd.h>
 
 #define FS_UCX_SHM_LIMIT 8192u
+/* Data area of each ring: a stream of 8 KiB messages reuses memory still in
+ * the caches (shm_ring.h), and eight blocking 64 KiB messages fit. */
+#define FS_UCX_SHM_DATA  (512u << 10)
 
 /* Who may share the lane's memory: a sender opens its peer's segment
  * through /proc/<pid>/fd/<fd>, which names that process only in the same
@@ -89,12 +92,17 @@ void fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg)
                 tl->shm.max, FS_UCX_SHM_LIMIT);
         tl->shm.max = FS_UCX_SHM_LIMIT;
     }
+    /* blocking sends up to ucx_frag_max: one entry, not UCP's fragments */
+    tl->shm.max_waited = (cfg->frag_max > tl->shm.max) ? cfg->frag_max : tl->shm.max;
+    if (tl->shm.max_waited > FS_RING_DATA_MAX / 2) {
+        tl->shm.max_waited = FS_RING_DATA_MAX / 2;
+    }
     tl->shm.node = fs_ucx_shm_node();
     /* a ring per possible sender of this node (and some for processes that
      * join later): memory is taken as it is used */
     if (fs_ring_rx_create(&tl->shm.rx, (unsigned)cfg->estimated_eps + 16,
-                          (unsigned)cfg->fifo_size,
-                          tl->shm.max) != FS_OK) {
+                          (unsigned)cfg->fifo_size, tl->shm.max_waited,
+                          FS_UCX_SHM_DATA) != FS_OK) {
         FS_DEBUG("no shared-memory short lane (its segment could not be made): "
                  "every message goes by UCP");
         fs_ucx_shm_fini(tl);
@@ -129,6 +137,7 @@ fs_status_t fs_ucx_addr_pack(fs_tl_t *tl)
     hdr.lane_len  = (uint16_t)lane;
     hdr.node      = tl->shm.node;
     hdr.max       = (uint32_t)tl->shm.max;
+    hdr.max_waited = (uint32_t)tl->shm.max_waited;
     tl->wire_len  = sizeof(hdr) + tl->address_len + lane;
     tl->wire_addr = malloc(tl->wire_len);
     if (tl->wire_addr == NULL) {
@@ -170,7 +179,7 @@ void fs_ucx_shm_ep_create(fs_tl_t *tl, fs_tl_ep_t *tep)
     }
     memcpy(&hdr, tep->addr, sizeof(hdr));
     if ((hdr.lane_len != sizeof(ring)) || (hdr.node != tl->shm.node) ||
-        (hdr.max != tl->shm.max)) {
+        (hdr.max != tl->shm.max) || (hdr.max_waited != tl->shm.max_waited)) {
         return;
     }
     memcpy(&ring, tep->addr + sizeof(hdr) + hdr.ucp_len, sizeof(ring));

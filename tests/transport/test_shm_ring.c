@@ -2,8 +2,10 @@
  * What they are for: a sender that dies in the middle of writing a message
  * stalls its own ring only; every other sender's messages, and what the
  * dead one published before, are still read.  Also: payloads inline and in
- * the entry's buffer arrive intact and in order, a full ring refuses, an
- * oversized length is reported rather than read, and a sender cannot attach
+ * the ring's data area arrive intact and in order, a full ring or data area
+ * refuses, room is reused only once read and a payload that would cross the
+ * area's end starts at its beginning, an oversized length or a place outside
+ * the area is reported rather than read, and a sender cannot attach
  * to a segment that is not the one its address names or has no ring left. */
 #include <criterion/criterion.h>
 
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #define BUF 1024u
+#define BIG 20000u      /* three fit a 64 KiB data area, not four */
 #define KILLS 10u
 
 typedef struct got {
@@ -27,6 +30,7 @@ typedef struct got {
     size_t    len[4096];
     uint8_t   first[4096];
     uint8_t   last[4096];
+    uint8_t   intact[4096];    /* every byte as the first */
 } got_t;
 
 static fs_ring_rx_t rx;
@@ -50,6 +54,13 @@ static void on_msg(void *arg, unsigned tag, const void *hdrp, size_t hlen, void 
         g->len[g->n]   = len;
         g->first[g->n] = (len > 0) ? ((uint8_t *)data)[0] : 0;
         g->last[g->n]  = (len > 0) ? ((uint8_t *)data)[len - 1] : 0;
+        g->intact[g->n] = 1;
+        for (size_t i = 1; i < len; ++i) {
+            if (((uint8_t *)data)[i] != ((uint8_t *)data)[0]) {
+                g->intact[g->n] = 0;
+                break;
+            }
+        }
     }
     ++g->n;
 }
@@ -63,7 +74,7 @@ static void poll_all(void)
 static void setup(void)
 {
     memset(&got, 0, sizeof(got));
-    cr_assert_eq(fs_ring_rx_create(&rx, 4, 16, BUF), FS_OK);
+    cr_assert_eq(fs_ring_rx_create(&rx, 4, 16, BUF, 0), FS_OK);
 }
 
 static void teardown(void)
@@ -73,7 +84,7 @@ static void teardown(void)
 
 static int send_fill(fs_ring_tx_t *tx, uint64_t hdr, size_t len, uint8_t fill)
 {
-    static uint8_t data[BUF];
+    static uint8_t data[BIG];
 
     memset(data, fill, len);
     return fs_ring_send(tx, 5, &hdr, sizeof(hdr), data, len);
@@ -121,29 +132,39 @@ Test(shm_ring, a_full_ring_refuses_until_the_receiver_reads)
     fs_ring_tx_close(&tx);
 }
 
-/* Payloads too large for an entry share FS_RING_BUFS buffers: one is used
- * again only once the receiver has read the message in it. */
-Test(shm_ring, a_buffer_is_reused_only_after_its_message_is_read)
+/* Payloads too large for an entry take the data area in turn: room is used
+ * again only once the receiver has read the message in it, and a payload
+ * that would cross the area's end starts at its beginning. */
+Test(shm_ring, data_room_is_reused_only_once_read_and_wraps_whole)
 {
     fs_ring_tx_t tx;
-    unsigned i;
+    unsigned i, round;
 
     fs_ring_rx_destroy(&rx);
-    cr_assert_eq(fs_ring_rx_create(&rx, 4, 2 * FS_RING_BUFS, BUF), FS_OK);
+    cr_assert_eq(fs_ring_rx_create(&rx, 4, 64, BIG, FS_RING_DATA_MIN), FS_OK);
+    cr_assert_eq(rx.addr.data_size, FS_RING_DATA_MIN);
     cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
-    for (i = 0; i < FS_RING_BUFS; ++i) {
-        cr_assert(send_fill(&tx, i, BUF, (uint8_t)(i + 1)));
+    for (round = 0; round < 3; ++round) {
+        memset(&got, 0, sizeof(got));
+        for (i = 0; i < 3; ++i) {
+            cr_assert(send_fill(&tx, i, BIG, (uint8_t)(round * 16 + i + 1)));
+        }
+        cr_expect_not(send_fill(&tx, 99, BIG, 0xee), "a fourth with the area in use");
+        cr_expect(send_fill(&tx, 3, 8, 0x77), "a small one still fits an entry");
+        poll_all();
+        cr_assert_eq(got.n, 4);
+        for (i = 0; i < 3; ++i) {
+            cr_expect_eq(got.hdr[i], i);
+            cr_expect_eq(got.len[i], BIG);
+            cr_expect(got.intact[i] && (got.first[i] == round * 16 + i + 1),
+                      "round %u: message %u overwritten", round, i);
+        }
+        /* the area is free again: the next one starts at its beginning */
+        memset(&got, 0, sizeof(got));
+        cr_assert(send_fill(&tx, 4, BIG, 0x55), "room again once read");
+        poll_all();
+        cr_expect(got.intact[0] && (got.first[0] == 0x55));
     }
-    cr_expect_not(send_fill(&tx, 99, BUF, 0xee), "a large message with every buffer in use");
-    cr_expect(send_fill(&tx, FS_RING_BUFS, 8, 0x77), "a small one still fits an entry");
-    poll_all();
-    cr_assert_eq(got.n, FS_RING_BUFS + 1);
-    for (i = 0; i < FS_RING_BUFS; ++i) {
-        cr_expect_eq(got.hdr[i], i);
-        cr_expect_eq(got.first[i], i + 1, "message %u overwritten", i);
-        cr_expect_eq(got.last[i], i + 1, "message %u overwritten", i);
-    }
-    cr_expect(send_fill(&tx, 100, BUF, 0x55), "buffers free again once read");
     fs_ring_tx_close(&tx);
 }
 
@@ -185,7 +206,7 @@ Test(shm_ring, an_oversized_length_is_reported_not_read)
     cr_assert(send_fill(&tx, 1, 8, 0));
     tx.ring[0].len = BUF + 1;   /* a broken or hostile sender */
     cr_assert(send_fill(&tx, 2, BUF, 0));
-    tx.ring[1].buf = 200;       /* a buffer the ring does not have */
+    tx.ring[1].off = 0xffff;    /* a place past the ring's data area */
     cr_assert(send_fill(&tx, 3, 8, 0));
     poll_all();
     cr_expect_eq(got.bad, 2);
@@ -258,7 +279,7 @@ Test(shm_ring, a_sender_killed_mid_stream_stops_no_other_stream)
     pid_t live;
 
     fs_ring_rx_destroy(&rx);
-    cr_assert_eq(fs_ring_rx_create(&rx, 32, 16, BUF), FS_OK);
+    cr_assert_eq(fs_ring_rx_create(&rx, 32, 16, BUF, 0), FS_OK);
     live = fork();
     if (live == 0) {
         stream(&rx.addr, 0);

@@ -2,7 +2,8 @@
  * itself: two transports in one process.  A small matching message with the
  * 8-byte header reaches the peer through the lane alone (draining the
  * lane's rings delivers it, header and payload intact, with no UCP
- * progress), with the short or the full header; a larger one, a control
+ * progress), with the short or the full header, and so does a medium one
+ * its sender waits for; a larger or a nonblocking medium one, a control
  * message, a peer whose address names another node, and UCX_TLS without
  * shared memory all go by UCP. */
 #include <criterion/criterion.h>
@@ -19,11 +20,13 @@ typedef struct side {
     unsigned     am_id;
     uint8_t      hdr[32];
     size_t       hdr_len;
-    uint8_t      data[2048];
+    uint8_t      data[8192];
     size_t       len;
     unsigned     errors;
     unsigned     upcalls_at_error;
 } side_t;
+
+#define MEDIUM 4096u
 
 static side_t a, b;
 static fs_tl_ep_t *a_to_b;
@@ -70,6 +73,7 @@ static fs_tl_t *start(side_t *s, size_t shm_max)
     cfg.fifo_size     = 64;
     cfg.cma_seg_size  = 4 << 20;
     cfg.shm_max       = shm_max;
+    cfg.frag_max      = MEDIUM;     /* the lane takes waited sends up to it */
     cfg.estimated_eps = 2;
     cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, s, &tl), FS_OK);
     return tl;
@@ -88,10 +92,10 @@ static void setup(void)
 
 /* Sends len bytes of a pattern with header hdr (hdr_len bytes); the
  * transport may keep the send in flight (ops stay valid for the test). */
-static void send_match(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id, const void *hdr,
-                       size_t hdr_len, size_t len)
+static void send_flags(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id, const void *hdr,
+                       size_t hdr_len, size_t len, unsigned flags)
 {
-    static uint8_t payload[2048];
+    static uint8_t payload[8192];
     static fs_tl_op_t ops[256];
     static unsigned next;
     fs_tl_op_t *op = &ops[next++ % 256];
@@ -107,8 +111,14 @@ static void send_match(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id, const void *
     buf.len = len;
     memset(op, 0, sizeof(*op));
     op->cb = on_send;
-    st = fs_tl_ucx_ops.am_send(tl, ep, am_id, hdr, hdr_len, &buf, 0, op);
+    st = fs_tl_ucx_ops.am_send(tl, ep, am_id, hdr, hdr_len, &buf, flags, op);
     cr_assert((st == FS_OK) || (st == FS_INPROGRESS), "send: %d", st);
+}
+
+static void send_match(fs_tl_t *tl, fs_tl_ep_t *ep, unsigned am_id, const void *hdr,
+                       size_t hdr_len, size_t len)
+{
+    send_flags(tl, ep, am_id, hdr, hdr_len, len, 0);
 }
 
 static void expect_payload(const side_t *s, size_t len)
@@ -221,6 +231,27 @@ Test(ucx_shm, larger_messages_and_control_go_by_ucp)
     cr_assert_eq(b.upcalls, 0, "%u went by the lane", b.upcalls);
     ucx_pair_progress(a.tl, b.tl, 0.1);
     cr_assert_eq(b.upcalls, 2, "UCP delivered %u of 2", b.upcalls);
+}
+
+/* Above the lane's size, a blocking send (its caller waits: FS_TL_SEND_WAITED)
+ * up to ucx_frag_max still goes by the lane, in the ring's data area; a
+ * nonblocking one keeps UCP's single-copy rendezvous, a larger one UCP. */
+Test(ucx_shm, a_medium_message_goes_by_the_lane_only_if_its_sender_waits)
+{
+    const uint8_t hdr[8] = {7};
+
+    send_flags(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), MEDIUM, FS_TL_SEND_WAITED);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 1, "the lane did not deliver a waited %u bytes", MEDIUM);
+    expect_payload(&b, MEDIUM);
+    send_flags(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 3000, 0);
+    send_flags(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), MEDIUM + 1, FS_TL_SEND_WAITED);
+    send_flags(a.tl, a_to_b, FS_AM_MATCH, hdr, sizeof(hdr), 3000,
+               FS_TL_SEND_WAITED | FS_TL_SEND_RNDV);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 1, "%u more went by the lane", b.upcalls - 1);
+    ucx_pair_progress(a.tl, b.tl, 0.2);
+    cr_assert_eq(b.upcalls, 4, "UCP delivered %u of 3", b.upcalls - 1);
 }
 
 /* Every small matching message goes by the lane, whatever its header (the
