@@ -69,6 +69,17 @@ const fs_param_desc_t fs_param_table[] = {
      "up to ucx_frag_max go this way too. 0: no lane, every message by UCP; "
      "at most 8k",
      FS_PARAM_FIELD(ucx_shm_max)},
+    {"ucx_shm_rndv", FS_PARAM_BOOL, "1",
+     "1: contiguous matching messages to a process of the same node that the "
+     "short lane does not carry eagerly (nonblocking and synchronous sends "
+     "above ucx_shm_max, blocking ones above ucx_frag_max) go by failstop's "
+     "own single-copy rendezvous: a request in the lane's ring, the receiver "
+     "reads the payload with process_vm_readv and answers in a word beside "
+     "the ring. 0: by UCP's rendezvous, whose request and answer cross UCX's "
+     "shared FIFO (a sender killed inside that write stops its receiver: "
+     "docs/DESIGN.md, the short lane). Off by itself where the kernel's "
+     "ptrace rules (Yama ptrace_scope 2 or 3) forbid the read",
+     FS_PARAM_FIELD(ucx_shm_rndv)},
     {"self_eager_limit", FS_PARAM_SIZE, "16384",
      "Sends to self up to this many bytes are copied and complete at once; "
      "larger ones wait for the matching receive (rendezvous)",

@@ -23,6 +23,7 @@ typedef struct fs_params {
     size_t  ucx_cma_seg_size;
     size_t  ucx_frag_max;
     size_t  ucx_shm_max;
+    int     ucx_shm_rndv;
     size_t  self_eager_limit;
     size_t  send_fast_local_max;
     int     finalize_timeout_ms;

@@ -31,6 +31,9 @@
 #define FS_ASYNC(_code, _cls, _name, _why) \
     {FS_FAULT_SRC_IBV_ASYNC, (_code), (_code), FS_FAULT_PROV_ANY, \
      FS_FAULT_CTX_ANY, FS_FAULT_##_cls, _name, _why}
+#define FS_CMA(_code, _cls, _name, _why) \
+    {FS_FAULT_SRC_CMA, (_code), (_code), FS_FAULT_PROV_ANY, \
+     FS_FAULT_CTX_ANY, FS_FAULT_##_cls, _name, _why}
 /* Last row of every source: unknown codes are local, never a peer's fault. */
 #define FS_DEFAULT(_src, _why) \
     {(_src), INT32_MIN, INT32_MAX, FS_FAULT_PROV_ANY, FS_FAULT_CTX_ANY, \
@@ -359,11 +362,25 @@ static const fs_fault_row_t fs_fault_rows[] = {
     FS_ASYNC(19, LOCAL_FATAL, "IBV_EVENT_WQ_FATAL", "local work queue broken"),
     FS_DEFAULT(FS_FAULT_SRC_IBV_ASYNC,
                "unknown async event: cannot be attributed to a peer"),
+
+    /* ---- errno of process_vm_readv (src/transport/ucx_rndv.c) ------------ */
+    FS_CMA(3, PEER_FAILSTOP, "ESRCH",
+           "the sender is gone: a process exits only once its rendezvous "
+           "sends were read (MPI_Finalize waits for them)"),
+    FS_CMA(1, LOCAL_FATAL, "EPERM",
+           "not allowed to read the sender's memory (ptrace rules): this "
+           "node's configuration"),
+    FS_CMA(14, LOCAL_FATAL, "EFAULT",
+           "the sender's buffer is not mapped (a broken sender, or one that "
+           "freed it early): not a failure"),
+    FS_CMA(12, LOCAL_FATAL, "ENOMEM", "the kernel could not pin pages: local"),
+    FS_DEFAULT(FS_FAULT_SRC_CMA,
+               "unknown process_vm_readv error: cannot be attributed to a peer"),
 };
 
 /* Returned only for a source outside fs_fault_source_t. */
 static const fs_fault_row_t fs_fault_bad_source_row =
-    {(fs_fault_source_t)(FS_FAULT_SRC_IBV_ASYNC + 1), INT32_MIN, INT32_MAX,
+    {(fs_fault_source_t)(FS_FAULT_SRC_LAST + 1), INT32_MIN, INT32_MAX,
      FS_FAULT_PROV_ANY, FS_FAULT_CTX_ANY, FS_FAULT_LOCAL_FATAL,
      "(invalid source)", "not a transport this table knows"};
 

@@ -36,7 +36,10 @@ typedef enum fs_fault_source {
     FS_FAULT_SRC_UCX,           /* ucs_status_t (negative errors) */
     FS_FAULT_SRC_OFI,           /* FI_E* (positive, as in fi_cq_err_entry.err) + prov_errno */
     FS_FAULT_SRC_IBV_WC,        /* enum ibv_wc_status */
-    FS_FAULT_SRC_IBV_ASYNC      /* enum ibv_event_type */
+    FS_FAULT_SRC_IBV_ASYNC,     /* enum ibv_event_type */
+    FS_FAULT_SRC_CMA,           /* errno of process_vm_readv (failstop's own
+                                   rendezvous between processes of a node) */
+    FS_FAULT_SRC_LAST = FS_FAULT_SRC_CMA
 } fs_fault_source_t;
 
 /* Contexts: a bitmask.  Pass one of OP, EP_ERROR or SLOW_LINK (the link kind

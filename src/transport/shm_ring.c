@@ -4,7 +4,8 @@
  * transport does.
  *
  * Segment: a page of header (fs_ring_seg_hdr_t), then one slot per sender:
- * the tail line (fs_ring_ctl_t), the entries, the ring's data area.  A
+ * the tail line (fs_ring_ctl_t), the acknowledgement words, the entries,
+ * the ring's data area.  A
  * sender claims the next slot with one atomic add and maps that slot alone;
  * the receiver polls the slots claimed so far.  A slot is never given back:
  * a sender that dies keeps it, and the ring it stalled is read by no one
@@ -24,6 +25,9 @@
 
 _Static_assert(sizeof(fs_ring_entry_t) == 128, "an entry is two cache lines");
 _Static_assert(sizeof(fs_ring_ctl_t) == 128, "the tail has lines of its own");
+_Static_assert(FS_RING_ACKS <= 64, "free acknowledgement words are one bit mask");
+
+#define FS_RING_ACKS_BYTES (FS_RING_ACKS * sizeof(uint64_t))
 
 struct fs_ring_seg_hdr {
     uint64_t          magic;
@@ -50,8 +54,8 @@ static size_t fs_ring_round(size_t n, size_t to)
 
 static size_t fs_ring_slot_size(uint32_t entries, size_t data_size)
 {
-    return fs_ring_round(sizeof(fs_ring_ctl_t) + entries * sizeof(fs_ring_entry_t) +
-                         data_size, fs_ring_page());
+    return fs_ring_round(sizeof(fs_ring_ctl_t) + FS_RING_ACKS_BYTES +
+                         entries * sizeof(fs_ring_entry_t) + data_size, fs_ring_page());
 }
 
 static uint32_t fs_ring_pow2(size_t want, uint32_t min, uint32_t max)
@@ -150,7 +154,7 @@ static unsigned fs_ring_poll_slot(fs_ring_rx_t *rx, uint32_t s, fs_ring_cb_t cb,
 {
     uint8_t *slot         = rx->slot0 + s * rx->slot_size;
     fs_ring_ctl_t *ctl    = (fs_ring_ctl_t *)slot;
-    fs_ring_entry_t *ring = (fs_ring_entry_t *)(slot + sizeof(*ctl));
+    fs_ring_entry_t *ring = (fs_ring_entry_t *)(slot + sizeof(*ctl) + FS_RING_ACKS_BYTES);
     uint8_t *data         = (uint8_t *)(ring + rx->addr.entries);
     uint64_t mask         = rx->addr.entries - 1, pos = rx->pos[s];
     unsigned count;
@@ -167,9 +171,9 @@ static unsigned fs_ring_poll_slot(fs_ring_rx_t *rx, uint32_t s, fs_ring_cb_t cb,
         hlen    = e->hlen;
         payload = fs_ring_payload(rx, e, data, hlen, len);
         if (fs_likely(payload != NULL)) {
-            cb(arg, e->tag, e->bytes, hlen, payload, len, 1);
+            cb(arg, s, e->tag, e->bytes, hlen, payload, len, 1);
         } else {
-            cb(arg, e->tag, e->bytes, 0, NULL, len, 0);
+            cb(arg, s, e->tag, e->bytes, 0, NULL, len, 0);
         }
         /* the entry is the sender's again only now: cb read it */
         atomic_store_explicit(&ctl->tail, pos + 1, memory_order_release);
@@ -193,6 +197,17 @@ unsigned fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg)
     }
     rx->polling = 0;
     return count;
+}
+
+_Atomic uint64_t *fs_ring_rx_ack(fs_ring_rx_t *rx, uint32_t slot, uint32_t idx)
+{
+    uint32_t n = atomic_load_explicit(&rx->hdr->claimed, memory_order_acquire);
+
+    if ((slot >= n) || (slot >= rx->addr.slots) || (idx >= FS_RING_ACKS)) {
+        return NULL;
+    }
+    return (_Atomic uint64_t *)(rx->slot0 + slot * rx->slot_size + sizeof(fs_ring_ctl_t)) +
+           idx;
 }
 
 /* Maps the header page and checks it is the segment addr names. */
@@ -257,7 +272,9 @@ fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
     }
     tx->map       = map;
     tx->ctl       = (fs_ring_ctl_t *)map;
-    tx->ring      = (fs_ring_entry_t *)(map + sizeof(fs_ring_ctl_t));
+    tx->acks      = (_Atomic uint64_t *)(map + sizeof(fs_ring_ctl_t));
+    tx->ack_free  = (FS_RING_ACKS == 64) ? ~0ull : ((1ull << FS_RING_ACKS) - 1);
+    tx->ring      = (fs_ring_entry_t *)(map + sizeof(fs_ring_ctl_t) + FS_RING_ACKS_BYTES);
     tx->data      = (uint8_t *)(tx->ring + addr->entries);
     tx->mask      = addr->entries - 1;
     tx->data_mask = addr->data_size - 1;

@@ -18,7 +18,12 @@
  * bytes: the entry names where, and the room is free again once the
  * receiver has read that entry.  The receiver tells the sender how far it
  * got through the ring's tail word, which the sender reads only when the
- * ring or its data area looks full. */
+ * ring or its data area looks full.
+ *
+ * Beside each ring, FS_RING_ACKS acknowledgement words the receiver writes
+ * and the sender reads: a message that leaves its payload with the sender
+ * (a rendezvous, ucx_rndv.c) names one, and the receiver answers there once
+ * done with the payload, so no ring is needed the other way. */
 #ifndef FS_TRANSPORT_SHM_RING_H
 #define FS_TRANSPORT_SHM_RING_H
 
@@ -39,6 +44,7 @@
 #define FS_RING_DATA_MIN  (64u << 10)
 #define FS_RING_DATA_MAX  (4u << 20)
 #define FS_RING_ALIGN     64u
+#define FS_RING_ACKS      64u     /* acknowledgement words per ring */
 
 typedef struct fs_ring_entry {
     _Atomic uint64_t seq;         /* position + 1 once written */
@@ -95,14 +101,17 @@ typedef struct fs_ring_tx {
     uint64_t            data_free;  /* what the receiver read ends here */
     uint64_t            data_mask;
     uint64_t           *data_end;   /* per entry: data_head once it was written */
+    _Atomic uint64_t   *acks;       /* FS_RING_ACKS words, the receiver's to write */
+    uint64_t            ack_free;   /* bit i: acks[i] is not in use */
     void               *map;
     size_t              map_len;
 } fs_ring_tx_t;
 
-/* ok is 0 for an entry whose lengths exceed the entry or the ring's buffers
- * (a broken or hostile sender): data is NULL, the caller reports it. */
-typedef void (*fs_ring_cb_t)(void *arg, unsigned tag, const void *hdr, size_t hlen,
-                             void *data, size_t len, int ok);
+/* ok is 0 for an entry whose lengths or place exceed the entry or the ring's
+ * data area (a broken or hostile sender): data is NULL, the caller reports
+ * it.  slot names the sender's ring (fs_ring_rx_ack). */
+typedef void (*fs_ring_cb_t)(void *arg, uint32_t slot, unsigned tag, const void *hdr,
+                             size_t hlen, void *data, size_t len, int ok);
 
 /* A segment for up to slots senders, entries per ring (rounded up to a power
  * of two), payloads up to max_len bytes, data_size bytes of data area per
@@ -113,12 +122,40 @@ fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries
 void        fs_ring_rx_destroy(fs_ring_rx_t *rx);
 /* Calls cb for what the senders wrote, up to a bounded number per ring. */
 unsigned    fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg);
+/* The acknowledgement word idx of the ring in slot; NULL if there is none
+ * (a sender's word to check: it comes off the wire). */
+_Atomic uint64_t *fs_ring_rx_ack(fs_ring_rx_t *rx, uint32_t slot, uint32_t idx);
 
 /* Attaches to a receiver's segment and takes a ring of it.  An error when
  * the segment cannot be reached (another node, another /proc), is not the
  * one addr names, or has no ring left: the caller sends another way. */
 fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr);
 void        fs_ring_tx_close(fs_ring_tx_t *tx);
+
+/* Takes a free acknowledgement word, cleared; 0 if all are in use. */
+static inline int fs_ring_ack_take(fs_ring_tx_t *tx, unsigned *idx_p)
+{
+    unsigned idx;
+
+    if (tx->ack_free == 0) {
+        return 0;
+    }
+    idx          = (unsigned)__builtin_ctzll(tx->ack_free);
+    tx->ack_free &= ~(1ull << idx);
+    atomic_store_explicit(&tx->acks[idx], 0, memory_order_relaxed);
+    *idx_p = idx;
+    return 1;   /* the entry that names it publishes the clearing too */
+}
+
+static inline void fs_ring_ack_give(fs_ring_tx_t *tx, unsigned idx)
+{
+    tx->ack_free |= 1ull << idx;
+}
+
+static inline uint64_t fs_ring_ack_read(const fs_ring_tx_t *tx, unsigned idx)
+{
+    return atomic_load_explicit(&tx->acks[idx], memory_order_acquire);
+}
 
 /* Reads the receiver's tail: how far the ring and its data area are free. */
 void        fs_ring_tx_refresh(fs_ring_tx_t *tx);

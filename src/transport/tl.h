@@ -87,6 +87,7 @@ typedef struct fs_tl_config {
     size_t                cma_seg_size;
     size_t                frag_max;      /* UCX: pushed fragments up to this */
     size_t                shm_max;       /* UCX: the short lane up to this; 0: none */
+    int                   shm_rndv;      /* UCX: own rendezvous on the lane */
     size_t                estimated_eps;
     const char           *ofi_provider;  /* OFI: provider name, "" for any */
 } fs_tl_config_t;

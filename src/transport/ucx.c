@@ -229,6 +229,13 @@ static fs_status_t fs_ucx_am_send(fs_tl_t *tl, fs_tl_ep_t *tep, unsigned am_id,
     if (fs_ucx_shm_send(tl, tep, am_id, hdr, hdr_len, buf, flags)) {
         return FS_OK;
     }
+    if (fs_ucx_rr_wants(tl, tep, am_id, hdr_len, buf, flags)) {
+        fs_status_t st = fs_ucx_rr_send(tl, tep, hdr, hdr_len, buf, op);
+
+        if (st != FS_ERR_AGAIN) {
+            return st;
+        }
+    }
     if (fs_ucx_frag_wants(tl, am_id, hdr_len, buf, flags)) {
         return fs_ucx_frag_send(tl, tep, hdr, hdr_len, buf, flags, op);
     }
@@ -272,6 +279,9 @@ static fs_status_t fs_ucx_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf
     if (fs_ucx_frag_is(desc)) {
         return fs_ucx_frag_recv_data(tl, desc, buf, op);
     }
+    if (fs_ucx_rr_is(desc)) {
+        return fs_ucx_rr_recv_data(tl, desc, buf, msg_len);
+    }
     if (fs_unlikely(msg_len == 0) && (desc != tl->cb_desc)) {
         /* A zero-length rendezvous kept past its callback: UCX 1.13's
          * ucp_am_recv_data_nbx acknowledges it but never frees the
@@ -304,6 +314,10 @@ static void fs_ucx_release(fs_tl_t *tl, void *desc)
         fs_ucx_frag_release(tl, desc);
         return;
     }
+    if (fs_ucx_rr_is(desc)) {
+        fs_ucx_rr_release(tl, desc);
+        return;
+    }
     if (desc == tl->cb_desc) {
         /* UCX's contract: a descriptor the callback does not keep (it
          * returns UCS_OK) is UCX's, which frees it and acknowledges a
@@ -328,6 +342,8 @@ static void fs_ucx_cancel(fs_tl_t *tl, fs_tl_op_t *op)
     }
     if (fs_ucx_frag_is(op->handle)) {
         fs_ucx_frag_cancel(tl, op);
+    } else if (fs_ucx_rr_is(op->handle)) {
+        fs_ucx_rr_cancel(tl, op);
     } else {
         ucp_request_cancel(tl->worker, op->handle);
     }
@@ -344,8 +360,11 @@ static unsigned fs_ucx_progress(fs_tl_t *tl)
 {
     unsigned count = 0;
 
+    if (fs_unlikely(!fs_list_is_empty(&tl->rr.pending))) {
+        count = fs_ucx_rr_progress(tl);
+    }
     if (tl->shm.rx.base != NULL) {
-        count = fs_ucx_shm_poll(tl);
+        count += fs_ucx_shm_poll(tl);
         if ((count != 0) && ((++tl->shm.busy_polls % FS_UCX_UCP_EVERY) != 0)) {
             return count;
         }
@@ -489,6 +508,7 @@ static fs_status_t fs_ucx_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep, int force,
     ucp_request_param_t param;
     ucs_status_ptr_t request;
 
+    fs_ucx_rr_ep_close(tl, tep);    /* its rendezvous answers come by the ring */
     fs_ucx_shm_ep_destroy(tep);     /* a lane message is in the ring once sent */
     if (tep->ep == NULL) {
         free(tep);                  /* created without a link */
@@ -590,6 +610,7 @@ static void fs_ucx_fini(fs_tl_t *tl)
     fs_ucx_abandon_closes(tl);
     fs_ucx_frag_fini(tl);
     fs_ucx_shm_fini(tl);
+    fs_ucx_rr_fini(tl);
     free(tl->wire_addr);
     if (tl->address != NULL) {
         ucp_worker_release_address(tl->worker, tl->address);
@@ -640,6 +661,9 @@ static fs_status_t fs_ucx_init(const fs_tl_config_t *cfg, const fs_tl_upcalls_t 
     }
     if (status == FS_OK) {
         fs_ucx_shm_init(tl, cfg);
+        status = fs_ucx_rr_init(tl, cfg);
+    }
+    if (status == FS_OK) {
         status = fs_ucx_addr_pack(tl);
     }
     if ((status == FS_OK) &&

@@ -74,6 +74,23 @@ typedef struct fs_ucx_shm {
     unsigned                busy_polls; /* progress calls the lane had work */
 } fs_ucx_shm_t;
 
+/* Ring tag of a rendezvous request on the short lane (ucx_rndv.c); the
+ * active-message ids stay below it. */
+#define FS_UCX_RING_RTS 0x80u
+
+/* The lane's own rendezvous (ucx_rndv.c). */
+typedef struct fs_ucx_rr {
+    int          on;         /* this process's sends may use it */
+    int32_t      pid;
+    uint32_t     gen;        /* the last request's generation */
+    fs_mpool_t   tx_pool;
+    fs_mpool_t   rx_pool;
+    fs_list_t    pending;    /* sends waiting for their answer */
+    void        *cb_rx;      /* the request whose upcall runs now */
+    uint8_t     *bounce;     /* non-contiguous receives unpack from here */
+    uint64_t     dropped;    /* malformed requests (logged once) */
+} fs_ucx_rr_t;
+
 struct fs_tl {
     ucp_context_h           context;
     ucp_worker_h            worker;
@@ -92,6 +109,7 @@ struct fs_tl {
     fs_list_t               closing;      /* fs_tl_ep_t whose close is in flight */
     fs_ucx_frag_t           frag;
     fs_ucx_shm_t            shm;
+    fs_ucx_rr_t             rr;
 };
 
 struct fs_tl_ep {
@@ -152,9 +170,9 @@ static inline int fs_ucx_req_inline(fs_ucx_req_t *ureq, ucs_status_t status, siz
 }
 
 /* ucx_frag.c.  Descriptors and op handles of fragmented messages are their
- * state's address with the top bit set, which no user-space address has
- * (x86-64, aarch64 Linux): release, recv_data and cancel tell them from
- * UCX's own by that bit alone. */
+ * state's address with the top bit set, those of the lane's rendezvous with
+ * the top two (no user-space address has either: x86-64, aarch64 Linux):
+ * release, recv_data and cancel tell them from UCX's own by those bits. */
 fs_status_t fs_ucx_frag_init(fs_tl_t *tl, size_t min, size_t max);
 void        fs_ucx_frag_fini(fs_tl_t *tl);
 fs_status_t fs_ucx_frag_set_handlers(fs_tl_t *tl);
@@ -175,7 +193,12 @@ static inline int fs_ucx_frag_wants(const fs_tl_t *tl, unsigned am_id, size_t hd
 
 static inline int fs_ucx_frag_is(const void *desc_or_handle)
 {
-    return ((uintptr_t)desc_or_handle >> 63) != 0;
+    return ((uintptr_t)desc_or_handle >> 62) == 2;
+}
+
+static inline int fs_ucx_rr_is(const void *desc_or_handle)
+{
+    return ((uintptr_t)desc_or_handle >> 62) == 3;
 }
 
 fs_status_t fs_ucx_frag_send(fs_tl_t *tl, fs_tl_ep_t *tep, const void *hdr,
@@ -229,5 +252,31 @@ static inline int fs_ucx_shm_send(const fs_tl_t *tl, fs_tl_ep_t *tep, unsigned a
     }
     return fs_ring_send(&tep->lane, am_id, hdr, hdr_len, buf->ptr, buf->len);
 }
+
+/* ucx_rndv.c: the lane's own single-copy rendezvous, for a contiguous
+ * matching message to a peer of this node that the lane does not take
+ * eagerly (above its sizes, or synchronous). */
+static inline int fs_ucx_rr_wants(const fs_tl_t *tl, const fs_tl_ep_t *tep, unsigned am_id,
+                                  size_t hdr_len, const fs_buf_t *buf, unsigned flags)
+{
+    return (tep->lane.ring != NULL) && tl->rr.on && (am_id == FS_AM_MATCH) &&
+           (hdr_len <= FS_UCX_SHM_HDR_MAX) && (buf->dt == NULL) &&
+           !(flags & (FS_TL_SEND_IMM | FS_TL_SEND_EAGER));
+}
+
+fs_status_t fs_ucx_rr_init(fs_tl_t *tl, const fs_tl_config_t *cfg);
+void        fs_ucx_rr_fini(fs_tl_t *tl);
+/* FS_INPROGRESS, or FS_ERR_AGAIN: not sent (no word or no room): UCP's
+ * rendezvous takes it. */
+fs_status_t fs_ucx_rr_send(fs_tl_t *tl, fs_tl_ep_t *tep, const void *hdr, size_t hdr_len,
+                           const fs_buf_t *buf, fs_tl_op_t *op);
+void        fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
+                             const void *data, size_t len);
+fs_status_t fs_ucx_rr_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
+                                size_t msg_len);
+void        fs_ucx_rr_release(fs_tl_t *tl, void *desc);
+void        fs_ucx_rr_cancel(fs_tl_t *tl, fs_tl_op_t *op);
+unsigned    fs_ucx_rr_progress(fs_tl_t *tl);
+void        fs_ucx_rr_ep_close(fs_tl_t *tl, fs_tl_ep_t *tep);
 
 #endif

@@ -53,11 +53,16 @@ static uint64_t fs_ucx_shm_node(void)
     return hash;
 }
 
-static void fs_ucx_shm_rx(void *arg, unsigned am_id, const void *hdr, size_t hlen,
-                          void *data, size_t len, int ok)
+static void fs_ucx_shm_rx(void *arg, uint32_t slot, unsigned am_id, const void *hdr,
+                          size_t hlen, void *data, size_t len, int ok)
 {
     fs_tl_t *tl = arg;
     fs_tl_rx_t rx;
+
+    if (fs_unlikely(am_id == FS_UCX_RING_RTS) && ok) {
+        fs_ucx_rr_rts_in(tl, slot, hdr, hlen, data, len);
+        return;
+    }
 
     rx.desc  = data;
     rx.flags = 0;           /* the entry is the sender's again after this */

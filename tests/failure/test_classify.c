@@ -115,6 +115,10 @@ static const fs_test_name_t fs_test_async_names[] = {
     FS_N(IBV_EVENT_WQ_FATAL),
 };
 
+static const fs_test_name_t fs_test_errno_names[] = {
+    FS_N(ESRCH), FS_N(EPERM), FS_N(EFAULT), FS_N(ENOMEM),
+};
+
 static const uint32_t fs_test_single_ctx[] = {
     FS_FAULT_CTX_OP, FS_FAULT_CTX_EP_ERROR, FS_FAULT_CTX_SLOW_LINK,
     FS_FAULT_CTX_EP_CREATE
@@ -344,6 +348,10 @@ ParameterizedTest(size_t *idx, classify_row, number_matches_header)
         fs_test_check_ibv_numbers(*idx, row, fs_test_async_names,
                                   FS_ARRAY_LEN(fs_test_async_names));
         break;
+    case FS_FAULT_SRC_CMA:
+        fs_test_check_ibv_numbers(*idx, row, fs_test_errno_names,
+                                  FS_ARRAY_LEN(fs_test_errno_names));
+        break;
     default:
         cr_expect_fail("row %zu %s: bad source %d", *idx, row->name, row->source);
     }
@@ -429,14 +437,14 @@ Test(classify_table, each_source_ends_with_a_local_default)
 {
     size_t count, i;
     const fs_fault_row_t *table = fs_fault_table(&count);
-    int seen_default[FS_FAULT_SRC_IBV_ASYNC + 1] = {0};
+    int seen_default[FS_FAULT_SRC_LAST + 1] = {0};
 
     cr_assert_gt(count, 0);
     for (i = 0; i < count; ++i) {
         const fs_fault_row_t *row = &table[i];
         int last_of_source = (i + 1 == count) || (table[i + 1].source != row->source);
 
-        cr_assert_leq(row->source, FS_FAULT_SRC_IBV_ASYNC);
+        cr_assert_leq(row->source, FS_FAULT_SRC_LAST);
         cr_expect(!seen_default[row->source], "row %zu %s after its source's "
                   "default", i, row->name);
         cr_expect_eq(fs_test_is_default(row), last_of_source,
@@ -448,7 +456,7 @@ Test(classify_table, each_source_ends_with_a_local_default)
             cr_expect_eq(row->prov_errno, FS_FAULT_PROV_ANY);
         }
     }
-    for (i = 0; i <= FS_FAULT_SRC_IBV_ASYNC; ++i) {
+    for (i = 0; i <= FS_FAULT_SRC_LAST; ++i) {
         cr_expect(seen_default[i], "source %zu has no default row", i);
     }
 }
@@ -485,7 +493,7 @@ Test(classify_table, first_match_wins_everywhere)
     uint32_t ctx;
     size_t p;
 
-    for (src = FS_FAULT_SRC_UCX; src <= FS_FAULT_SRC_IBV_ASYNC; ++src) {
+    for (src = FS_FAULT_SRC_UCX; src <= FS_FAULT_SRC_LAST; ++src) {
         for (code = -300; code <= 300; ++code) {
             for (ctx = 0; ctx <= FS_FAULT_CTX_ANY; ++ctx) {
                 for (p = 0; p < FS_ARRAY_LEN(provs); ++p) {
@@ -521,6 +529,7 @@ Test(classify_table, unknown_codes_are_local_never_peer)
         {FS_FAULT_SRC_IBV_WC, -1}, {FS_FAULT_SRC_IBV_WC, 255},
         {FS_FAULT_SRC_IBV_ASYNC, IBV_EVENT_WQ_FATAL + 1},
         {FS_FAULT_SRC_IBV_ASYNC, -1}, {FS_FAULT_SRC_IBV_ASYNC, 255},
+        {FS_FAULT_SRC_CMA, EINVAL}, {FS_FAULT_SRC_CMA, 0}, {FS_FAULT_SRC_CMA, -ESRCH},
     };
     size_t i;
     uint32_t ctx;
@@ -634,6 +643,21 @@ Test(classify_table, count_matches_the_returned_table)
     fs_test_cls(FS_FAULT_SRC_OFI, (_code), (_prov), (_ctx))
 #define FS_WC_CLS(_code)    fs_test_cls(FS_FAULT_SRC_IBV_WC, (_code), 0, FS_FAULT_CTX_SLOW_LINK)
 #define FS_ASYNC_CLS(_code) fs_test_cls(FS_FAULT_SRC_IBV_ASYNC, (_code), 0, FS_FAULT_CTX_SLOW_LINK)
+
+/* A single-copy read between processes of a node: only a sender that no
+ * longer exists is a failure; not being allowed to read, or reading an
+ * address the sender does not have, is not blamed on it. */
+Test(classify_cma, only_a_vanished_sender_is_a_failure)
+{
+    cr_expect_eq(fs_test_cls(FS_FAULT_SRC_CMA, ESRCH, 0, FS_FAULT_CTX_OP),
+                 FS_FAULT_PEER_FAILSTOP);
+    cr_expect_eq(fs_test_cls(FS_FAULT_SRC_CMA, EPERM, 0, FS_FAULT_CTX_OP),
+                 FS_FAULT_LOCAL_FATAL);
+    cr_expect_eq(fs_test_cls(FS_FAULT_SRC_CMA, EFAULT, 0, FS_FAULT_CTX_OP),
+                 FS_FAULT_LOCAL_FATAL);
+    cr_expect_eq(fs_test_cls(FS_FAULT_SRC_CMA, EIO, 0, FS_FAULT_CTX_OP),
+                 FS_FAULT_LOCAL_FATAL);
+}
 
 Test(classify_ucx, endpoint_timeout_depends_on_the_link)
 {

@@ -5,7 +5,8 @@
  * the ring's data area arrive intact and in order, a full ring or data area
  * refuses, room is reused only once read and a payload that would cross the
  * area's end starts at its beginning, an oversized length or a place outside
- * the area is reported rather than read, and a sender cannot attach
+ * the area is reported rather than read, acknowledgement words reach their
+ * own sender only, and a sender cannot attach
  * to a segment that is not the one its address names or has no ring left. */
 #include <criterion/criterion.h>
 
@@ -31,13 +32,14 @@ typedef struct got {
     uint8_t   first[4096];
     uint8_t   last[4096];
     uint8_t   intact[4096];    /* every byte as the first */
+    uint32_t  slot[4096];
 } got_t;
 
 static fs_ring_rx_t rx;
 static got_t got;
 
-static void on_msg(void *arg, unsigned tag, const void *hdrp, size_t hlen, void *data,
-                   size_t len, int ok)
+static void on_msg(void *arg, uint32_t slot, unsigned tag, const void *hdrp, size_t hlen,
+                   void *data, size_t len, int ok)
 {
     got_t *g = arg;
     uint64_t hdr = 0;
@@ -51,6 +53,7 @@ static void on_msg(void *arg, unsigned tag, const void *hdrp, size_t hlen, void 
     memcpy(&hdr, hdrp, sizeof(hdr));
     if (g->n < 4096) {
         g->hdr[g->n]   = hdr;
+        g->slot[g->n]  = slot;
         g->len[g->n]   = len;
         g->first[g->n] = (len > 0) ? ((uint8_t *)data)[0] : 0;
         g->last[g->n]  = (len > 0) ? ((uint8_t *)data)[len - 1] : 0;
@@ -166,6 +169,43 @@ Test(shm_ring, data_room_is_reused_only_once_read_and_wraps_whole)
         cr_expect(got.intact[0] && (got.first[0] == 0x55));
     }
     fs_ring_tx_close(&tx);
+}
+
+/* A message that leaves its payload with the sender names an acknowledgement
+ * word of its ring: the receiver finds it from the ring the entry came by
+ * and writes it, and that sender alone reads it; a word outside the ring's
+ * is refused; the words run out, come back, and are cleared when taken. */
+Test(shm_ring, acknowledgement_words_reach_their_own_sender_only)
+{
+    fs_ring_tx_t t0, t1;
+    unsigned idx, more[FS_RING_ACKS], i;
+    _Atomic uint64_t *w;
+
+    cr_assert_eq(fs_ring_tx_open(&t0, &rx.addr), FS_OK);
+    cr_assert_eq(fs_ring_tx_open(&t1, &rx.addr), FS_OK);
+    cr_assert(fs_ring_ack_take(&t1, &idx));
+    cr_assert(send_fill(&t1, idx, 8, 0));
+    poll_all();
+    cr_assert_eq(got.n, 1);
+    w = fs_ring_rx_ack(&rx, got.slot[0], (uint32_t)got.hdr[0]);
+    cr_assert_not_null(w);
+    atomic_store(w, 0x1234);
+    cr_expect_eq(fs_ring_ack_read(&t1, idx), 0x1234);
+    cr_expect_eq(fs_ring_ack_read(&t0, idx), 0, "another sender's word written");
+    cr_expect_null(fs_ring_rx_ack(&rx, got.slot[0], FS_RING_ACKS));
+    cr_expect_null(fs_ring_rx_ack(&rx, 2, 0), "a ring no sender has claimed");
+    for (i = 1; i < FS_RING_ACKS; ++i) {
+        cr_assert(fs_ring_ack_take(&t1, &more[i]));
+        cr_assert_neq(more[i], idx);
+    }
+    cr_expect_not(fs_ring_ack_take(&t1, &more[0]), "more words than the ring has");
+    atomic_store(fs_ring_rx_ack(&rx, got.slot[0], more[5]), 77);
+    fs_ring_ack_give(&t1, more[5]);
+    cr_assert(fs_ring_ack_take(&t1, &more[0]));
+    cr_expect_eq(more[0], more[5]);
+    cr_expect_eq(fs_ring_ack_read(&t1, more[0]), 0, "a word taken again is not cleared");
+    fs_ring_tx_close(&t0);
+    fs_ring_tx_close(&t1);
 }
 
 /* The point of the rings: a sender stopped between writing an entry and

@@ -36,13 +36,14 @@ static fs_status_t on_am(void *arg, unsigned am_id, const void *hdr, size_t hdr_
 {
     side_t *s = arg;
 
-    (void)rx;
     ++s->upcalls;
     s->am_id   = am_id;
     s->hdr_len = hdr_len;
     memcpy(s->hdr, hdr, (hdr_len < sizeof(s->hdr)) ? hdr_len : sizeof(s->hdr));
     s->len = len;
-    memcpy(s->data, data, (len < sizeof(s->data)) ? len : sizeof(s->data));
+    if (!(rx->flags & FS_TL_RX_RNDV)) {     /* else data is UCP's descriptor */
+        memcpy(s->data, data, (len < sizeof(s->data)) ? len : sizeof(s->data));
+    }
     return FS_OK;
 }
 
