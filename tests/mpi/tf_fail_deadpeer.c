@@ -14,10 +14,10 @@
  *
  * The victim (last rank) sends a fixed stream to rank 0, ends it with a
  * synchronous send (so everything before it has arrived when it matches:
- * failstop delivers a peer's messages in order), and dies.  Over UCX it
- * also sends a 16 KiB message by a blocking MPI_Send, which failstop pushes
- * whole into the receiver (fragments, not a rendezvous): (a) it stays
- * deliverable although the engine holds it as a descriptor.
+ * failstop delivers a peer's messages in order), and dies.  Over UCX's TCP
+ * it also sends a 16 KiB message by a blocking MPI_Send, which failstop
+ * pushes whole into the receiver (fragments, not a rendezvous): (a) it
+ * stays deliverable although the engine holds it as a descriptor.
  * FS_TEST_NPS: 2 3
  * FS_TEST_FAULT: 1
  */
@@ -43,14 +43,22 @@ static const struct {
 
 static char *bufs[NSTREAM];
 
-/* failstop's UCX transport (the default): blocking sends of 8-64 KiB are
- * pushed.  Elsewhere (OFI) the blocking medium send would be a rendezvous
- * that waits for the receiver, which waits for the end of the stream. */
+/* failstop's UCX transport (the default) pushes blocking sends of 8-64 KiB
+ * over TCP, and between processes of a node when its shared-memory lane
+ * has no rendezvous (ucx_shm_rndv 0).  Elsewhere (OFI, the lane's
+ * rendezvous) the blocking medium send would be a rendezvous that waits
+ * for the receiver, which waits for the end of the stream. */
 static int medium_is_pushed(void)
 {
-    const char *tl = getenv("OMPI_MCA_pml_failstop_transport");
+    const char *tl  = getenv("OMPI_MCA_pml_failstop_transport");
+    const char *tls = getenv("UCX_TLS");
+    const char *rr  = getenv("OMPI_MCA_pml_failstop_ucx_shm_rndv");
 
-    return (tl == NULL) || (strcmp(tl, "ucx") == 0);
+    if ((tl != NULL) && (strcmp(tl, "ucx") != 0)) {
+        return 0;
+    }
+    return ((tls != NULL) && (strcmp(tls, "tcp") == 0)) ||
+           ((rr != NULL) && (strcmp(rr, "0") == 0));
 }
 
 static void victim(void)

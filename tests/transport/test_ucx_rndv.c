@@ -5,6 +5,7 @@
  * the sender completes only once the receiver answered, after its read or
  * its drop.  Also: truncation reads only what fits; a sender that no longer
  * exists fails the read with the failure class (its live sender is told);
+ * a blocking medium send is a rendezvous too unless it is a collective's;
  * a cancelled send ends at once but keeps its answer word until answered;
  * closing the endpoint ends what still waits; out of words, or with the
  * parameter off, UCP's rendezvous carries it. */
@@ -87,6 +88,7 @@ static fs_tl_t *start(side_t *s, int rndv)
     cfg.fifo_size     = 256;
     cfg.cma_seg_size  = 4 << 20;
     cfg.shm_max       = 1024;
+    cfg.frag_max      = 4096;       /* blocking sends the lane may take eagerly */
     cfg.shm_rndv      = rndv;
     cfg.estimated_eps = 2;
     cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, s, &tl), FS_OK);
@@ -204,6 +206,23 @@ Test(ucx_rndv, a_small_synchronous_send_waits_for_its_read)
     cr_assert_eq(done[0], 0);
     cr_assert_eq(fetch(b.desc[0], small, 8, 8), FS_OK);
     cr_expect_eq(memcmp(small, payload, 8), 0);
+    progress_sender();
+    cr_expect_eq(done[0], 1);
+}
+
+/* Medium and blocking: one copy for a point-to-point send (the latency
+ * that counts), eager for a collective's (FAST: each side goes on). */
+Test(ucx_rndv, a_blocking_medium_send_is_a_rendezvous_unless_a_collectives)
+{
+    cr_assert_eq(send_i(0, 3000, FS_TL_SEND_WAITED), FS_INPROGRESS);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 1);
+    cr_expect_eq(b.rndv, 1, "a point-to-point blocking send went eagerly");
+    cr_assert_eq(send_i(1, 3000, FS_TL_SEND_WAITED | FS_TL_SEND_FAST), FS_OK);
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 2, "the collective's send did not come by the lane");
+    cr_expect_eq(b.rndv, 1, "a collective's blocking send was a rendezvous");
+    fs_tl_ucx_ops.release(b.tl, b.desc[0]);
     progress_sender();
     cr_expect_eq(done[0], 1);
 }
