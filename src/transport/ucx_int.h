@@ -78,6 +78,17 @@ typedef struct fs_ucx_shm {
  * active-message ids stay below it. */
 #define FS_UCX_RING_RTS 0x80u
 
+/* Wire: a rendezvous request's payload in its ring entry, after the engine
+ * header (ucx_rndv.c). */
+typedef struct fs_ucx_rr_rts {
+    uint64_t  addr;
+    uint64_t  len;
+    int32_t   pid;
+    uint32_t  word;
+    uint32_t  gen;
+    uint32_t  pad;
+} fs_ucx_rr_rts_t;
+
 /* The lane's own rendezvous (ucx_rndv.c). */
 typedef struct fs_ucx_rr {
     int          on;         /* this process's sends may use it */

@@ -44,16 +44,6 @@
 #define FS_UCX_RR_FAILED  2u     /* answer: the read failed */
 #define FS_UCX_RR_BOUNCE  (64u << 10)
 
-/* The request's payload in its ring entry, after the engine header. */
-typedef struct fs_ucx_rr_rts {
-    uint64_t  addr;
-    uint64_t  len;
-    int32_t   pid;
-    uint32_t  word;
-    uint32_t  gen;
-    uint32_t  pad;
-} fs_ucx_rr_rts_t;
-
 typedef struct fs_ucx_rr_tx {
     fs_tl_op_t  *op;         /* NULL once cancelled: waits for its answer */
     fs_tl_ep_t  *tep;

@@ -22,17 +22,6 @@
 #define BIG   100000u
 #define WORDS FS_RING_ACKS
 
-/* Wire layout of ucx_rndv.c's request, after the engine header: the test
- * forges a sender's pid in it. */
-typedef struct rts_wire {
-    uint64_t  addr;
-    uint64_t  len;
-    int32_t   pid;
-    uint32_t  word;
-    uint32_t  gen;
-    uint32_t  pad;
-} rts_wire_t;
-
 typedef struct side {
     fs_tl_t     *tl;
     unsigned     upcalls;
@@ -83,14 +72,9 @@ static fs_tl_t *start(side_t *s, int rndv)
     fs_tl_config_t cfg;
     fs_tl_t *tl = NULL;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.keepalive_ms  = 100;
-    cfg.fifo_size     = 256;
-    cfg.cma_seg_size  = 4 << 20;
-    cfg.shm_max       = 1024;
-    cfg.frag_max      = 4096;       /* blocking sends the lane may take eagerly */
-    cfg.shm_rndv      = rndv;
-    cfg.estimated_eps = 2;
+    ucx_pair_config(&cfg, 256, 4096);   /* blocking sends the lane may take eagerly */
+    cfg.shm_max  = 1024;
+    cfg.shm_rndv = rndv;
     cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, s, &tl), FS_OK);
     return tl;
 }
@@ -274,7 +258,7 @@ Test(ucx_rndv, a_vanished_sender_fails_the_read_with_the_failure_class)
     cr_assert_eq(waitpid(dead, NULL, 0), dead);
     cr_assert_eq(send_i(0, BIG, 0), FS_INPROGRESS);
     e = &lane->ring[(lane->head - 1) & lane->mask];
-    memcpy(e->bytes + e->hlen + offsetof(rts_wire_t, pid), &dead, sizeof(int32_t));
+    memcpy(e->bytes + e->hlen + offsetof(fs_ucx_rr_rts_t, pid), &dead, sizeof(int32_t));
     drain_lane_only();
     cr_assert_eq(b.rndv, 1);
     cr_expect_eq(fetch(b.desc[0], got, BIG, BIG), FS_ERR_PEER_FAILED);

@@ -69,13 +69,8 @@ static fs_tl_t *start(side_t *s, size_t shm_max)
     fs_tl_config_t cfg;
     fs_tl_t *tl = NULL;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.keepalive_ms  = 100;
-    cfg.fifo_size     = 64;
-    cfg.cma_seg_size  = 4 << 20;
-    cfg.shm_max       = shm_max;
-    cfg.frag_max      = MEDIUM;     /* the lane takes waited sends up to it */
-    cfg.estimated_eps = 2;
+    ucx_pair_config(&cfg, 64, MEDIUM);  /* the lane takes waited sends up to it */
+    cfg.shm_max = shm_max;
     cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, s, &tl), FS_OK);
     return tl;
 }

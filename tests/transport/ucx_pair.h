@@ -1,5 +1,6 @@
 /* Two UCX transports in one process for the transport's unit tests
- * (test_ucx.c, test_ucx_frag.c): started with the settings the engine
+ * (test_ucx.c, test_ucx_frag.c, test_ucx_shm.c, test_ucx_rndv.c): started
+ * with the settings the engine
  * gives, a connected from a to b, progressed together. */
 #ifndef FS_TESTS_UCX_PAIR_H
 #define FS_TESTS_UCX_PAIR_H
@@ -11,18 +12,24 @@
 #include <string.h>
 #include <time.h>
 
+/* The engine's settings for a pair, no short lane (cfg->shm_max 0). */
+static inline void ucx_pair_config(fs_tl_config_t *cfg, int fifo_size, size_t frag_max)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->keepalive_ms  = 100;
+    cfg->fifo_size     = fifo_size;
+    cfg->cma_seg_size  = 4 << 20;
+    cfg->frag_max      = frag_max;
+    cfg->estimated_eps = 2;
+}
+
 static inline fs_tl_t *ucx_pair_start(const fs_tl_upcalls_t *up, void *arg, int fifo_size,
                                       size_t frag_max)
 {
     fs_tl_config_t cfg;
     fs_tl_t *tl = NULL;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.keepalive_ms  = 100;
-    cfg.fifo_size     = fifo_size;
-    cfg.cma_seg_size  = 4 << 20;
-    cfg.frag_max      = frag_max;
-    cfg.estimated_eps = 2;
+    ucx_pair_config(&cfg, fifo_size, frag_max);
     cr_assert_eq(fs_tl_ucx_ops.init(&cfg, up, arg, &tl), FS_OK);
     return tl;
 }
