@@ -81,9 +81,11 @@ static inline int life_connect(int *argc, char ***argv, const char *name, int st
     } else
         ft_expect_failed(MT_HERE, MPI_Ssend(buf, 1, MPI_CHAR, v, 1, MPI_COMM_WORLD),
                          "first contact with a process that died in its own first contact");
-    life_check_stopped(stop, vpid, v);
     ft_expect_failed(MT_HERE, MPI_Bcast(buf, 10, MPI_CHAR, v, MPI_COMM_WORLD),
                      "broadcast rooted at the dead process");
+    /* only now is the failure known everywhere: rank 0's receive may have
+     * read the message before v even stopped */
+    life_check_stopped(stop, vpid, v);
     ft_watchdog_disarm();
     life_survivors(v, 2);
     return ft_finish();

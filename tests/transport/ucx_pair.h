@@ -1,7 +1,7 @@
 /* Two UCX transports in one process for the transport's unit tests
  * (test_ucx.c, test_ucx_frag.c, test_ucx_shm.c, test_ucx_rndv.c): started
- * with the settings the engine
- * gives, a connected from a to b, progressed together. */
+ * with the settings the engine gives, a connected from a to b, progressed
+ * together. */
 #ifndef FS_TESTS_UCX_PAIR_H
 #define FS_TESTS_UCX_PAIR_H
 
