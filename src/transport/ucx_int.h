@@ -99,7 +99,6 @@ typedef struct fs_ucx_rr {
     fs_list_t    pending;    /* sends waiting for their answer */
     void        *cb_rx;      /* the request whose upcall runs now */
     uint8_t     *bounce;     /* non-contiguous receives unpack from here */
-    uint64_t     dropped;    /* malformed requests (logged once) */
 } fs_ucx_rr_t;
 
 struct fs_tl {
@@ -286,7 +285,9 @@ void        fs_ucx_rr_fini(fs_tl_t *tl);
  * rendezvous takes it. */
 fs_status_t fs_ucx_rr_send(fs_tl_t *tl, fs_tl_ep_t *tep, const void *hdr, size_t hdr_len,
                            const fs_buf_t *buf, fs_tl_op_t *op);
-void        fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
+/* A request from the ring of slot; 0 if malformed (its length, or a word
+ * outside its ring's): the caller reports it as any malformed entry. */
+int         fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
                              const void *data, size_t len);
 fs_status_t fs_ucx_rr_recv_data(fs_tl_t *tl, void *desc, const fs_buf_t *buf,
                                 size_t msg_len);

@@ -205,16 +205,8 @@ static void fs_ucx_rr_answer(fs_ucx_rr_rx_t *rx, unsigned code)
     atomic_store_explicit(rx->ack, ((uint64_t)rx->gen << 8) | code, memory_order_release);
 }
 
-static void fs_ucx_rr_drop(fs_tl_t *tl, const char *why)
-{
-    if (tl->rr.dropped++ == 0) {
-        FS_WARN("UCX transport: dropped a rendezvous request on the shared-memory "
-                "lane (%s); further ones are only counted", why);
-    }
-}
-
-void fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
-                      const void *data, size_t len)
+int fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
+                     const void *data, size_t len)
 {
     _Atomic uint64_t *ack;
     fs_ucx_rr_rts_t rts;
@@ -223,14 +215,12 @@ void fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
     fs_status_t status;
 
     if (len != sizeof(rts)) {
-        fs_ucx_rr_drop(tl, "malformed");
-        return;
+        return 0;
     }
     memcpy(&rts, data, sizeof(rts));    /* the sender's memory: read once */
     ack = fs_ring_rx_ack(&tl->shm.rx, slot, rts.word);
     if ((ack == NULL) || (rts.pid <= 0)) {
-        fs_ucx_rr_drop(tl, "no such answer word");
-        return;
+        return 0;
     }
     rx = fs_mpool_get(&tl->rr.rx_pool);
     if (rx == NULL) {
@@ -238,7 +228,7 @@ void fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
                  "its sender is told it failed", (unsigned long long)rts.len);
         atomic_store_explicit(ack, ((uint64_t)rts.gen << 8) | FS_UCX_RR_FAILED,
                               memory_order_release);
-        return;
+        return 1;
     }
     rx->state = FS_UCX_RR_HELD;
     rx->pid   = rts.pid;
@@ -252,12 +242,13 @@ void fs_ucx_rr_rts_in(fs_tl_t *tl, uint32_t slot, const void *hdr, size_t hlen,
     status = tl->up.am_recv(tl->up_arg, FS_AM_MATCH, hdr, hlen, NULL, rts.len, &info);
     tl->rr.cb_rx = NULL;
     if ((rx->state == FS_UCX_RR_HELD) && (status == FS_INPROGRESS)) {
-        return;                     /* the engine keeps it */
+        return 1;                   /* the engine keeps it */
     }
     if (rx->state == FS_UCX_RR_HELD) {
         fs_ucx_rr_answer(rx, FS_UCX_RR_DONE);       /* dropped: the sender is done */
     }
     fs_mpool_put(&tl->rr.rx_pool, rx);
+    return 1;
 }
 
 /* Reads n bytes at the sender's address into buf from offset 0: straight

@@ -60,8 +60,10 @@ static void fs_ucx_shm_rx(void *arg, uint32_t slot, unsigned am_id, const void *
     fs_tl_rx_t rx;
 
     if (fs_unlikely(am_id == FS_UCX_RING_RTS) && ok) {
-        fs_ucx_rr_rts_in(tl, slot, hdr, hlen, data, len);
-        return;
+        if (fs_ucx_rr_rts_in(tl, slot, hdr, hlen, data, len)) {
+            return;
+        }
+        ok = 0;             /* a malformed request: reported as any entry */
     }
 
     rx.desc  = data;

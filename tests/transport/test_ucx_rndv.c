@@ -6,6 +6,7 @@
  * its drop.  Also: truncation reads only what fits; a sender that no longer
  * exists fails the read with the failure class (its live sender is told);
  * a blocking medium send is a rendezvous too unless it is a collective's;
+ * a request naming no answer word of its ring is reported as malformed;
  * a cancelled send ends at once but keeps its answer word until answered;
  * closing the endpoint ends what still waits; out of words, or with the
  * parameter off, UCP's rendezvous carries it. */
@@ -27,6 +28,7 @@ typedef struct side {
     unsigned     upcalls;
     unsigned     rndv;        /* upcalls flagged FS_TL_RX_RNDV */
     int          keep;        /* keep rendezvous descriptors */
+    size_t       hdr_len;     /* the last upcall's (0: reported malformed) */
     void        *desc[2 * WORDS];
     size_t       len;
 } side_t;
@@ -43,8 +45,9 @@ static fs_status_t on_am(void *arg, unsigned am_id, const void *hdr, size_t hdr_
 {
     side_t *s = arg;
 
-    (void)am_id; (void)hdr; (void)hdr_len; (void)data;
-    s->len = len;
+    (void)am_id; (void)hdr; (void)data;
+    s->len     = len;
+    s->hdr_len = hdr_len;
     if (rx->flags & FS_TL_RX_RNDV) {
         cr_assert_lt(s->rndv, 2 * WORDS);
         s->desc[s->rndv++] = rx->desc;
@@ -265,6 +268,25 @@ Test(ucx_rndv, a_vanished_sender_fails_the_read_with_the_failure_class)
     progress_sender();
     cr_assert_eq(done[0], 1);
     cr_expect_eq(done_status[0], FS_ERR_LOCAL);
+}
+
+/* A request whose answer word is not one of its ring's (a broken or
+ * hostile sender) is never read from: it goes to the engine as a malformed
+ * entry, which counts and reports it. */
+Test(ucx_rndv, a_request_naming_no_word_of_its_ring_is_reported_malformed)
+{
+    fs_ring_tx_t *lane = &a_to_b->lane;
+    uint32_t bad       = FS_RING_ACKS;
+    fs_ring_entry_t *e;
+
+    cr_assert_eq(send_i(0, BIG, 0), FS_INPROGRESS);
+    e = &lane->ring[(lane->head - 1) & lane->mask];
+    memcpy(e->bytes + e->hlen + offsetof(fs_ucx_rr_rts_t, word), &bad, sizeof(bad));
+    drain_lane_only();
+    cr_assert_eq(b.upcalls, 1, "the malformed request vanished");
+    cr_expect_eq(b.rndv, 0, "a malformed request was handed on as a rendezvous");
+    cr_expect_eq(b.hdr_len, 0, "not reported as malformed");
+    fs_tl_ucx_ops.cancel(a.tl, &ops[0]);
 }
 
 /* A cancelled send ends at once; its word is used again only once the
