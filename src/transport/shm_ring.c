@@ -281,6 +281,9 @@ fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
     /* a new slot: the receiver has read nothing of it */
     tx->tail_seen = 0;
     tx->head      = 0;
+    /* the tail, answer words and entries are in use from the first message
+     * (fs_ring_tx_populate says why now); best effort */
+    (void)madvise(map, (size_t)(tx->data - map), MADV_POPULATE_WRITE);
     return FS_OK;
 }
 
@@ -295,6 +298,23 @@ void fs_ring_tx_refresh(fs_ring_tx_t *tx)
     if ((tail != 0) && (tx->head - tail <= tx->mask)) {
         tx->data_free = tx->data_end[(tail - 1) & tx->mask];
     }
+}
+
+/* Populated writable (no content changes); a kernel before 5.14 has no
+ * MADV_POPULATE_WRITE: then a store per page, the area being the sender's
+ * own until its first payload is published. */
+void fs_ring_tx_populate(fs_ring_tx_t *tx)
+{
+    size_t size = tx->data_mask + 1, page = fs_ring_page(), off;
+    size_t lead = (size_t)(tx->data - (uint8_t *)tx->map) % page;  /* the area starts mid-page */
+
+    if (madvise(tx->data - lead, size + lead, MADV_POPULATE_WRITE) != 0) {
+        for (off = 0; off < size; off += page) {
+            ((volatile uint8_t *)tx->data)[off] = 0;
+        }
+        ((volatile uint8_t *)tx->data)[size - 1] = 0;
+    }
+    tx->data_ready = 1;
 }
 
 void fs_ring_tx_close(fs_ring_tx_t *tx)

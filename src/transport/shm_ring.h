@@ -100,6 +100,7 @@ typedef struct fs_ring_tx {
     uint64_t            data_head;  /* where the next payload may start */
     uint64_t            data_free;  /* what the receiver read ends here */
     uint64_t            data_mask;
+    int                 data_ready; /* its pages are mapped (fs_ring_tx_populate) */
     uint64_t           *data_end;   /* per entry: data_head once it was written */
     _Atomic uint64_t   *acks;       /* FS_RING_ACKS words, the receiver's to write */
     uint64_t            ack_free;   /* bit i: acks[i] is not in use */
@@ -159,6 +160,12 @@ static inline uint64_t fs_ring_ack_read(const fs_ring_tx_t *tx, unsigned idx)
 
 /* Reads the receiver's tail: how far the ring and its data area are free. */
 void        fs_ring_tx_refresh(fs_ring_tx_t *tx);
+/* Maps every page of the data area at once, before its first payload.  A
+ * page first touched inside a stream costs a fault there (~25 us each on a
+ * virtual machine here: osu_alltoall 512 B at 2 ranks 0.84 us against 0.48
+ * over its first 10000 iterations); a pair that never sends more than an
+ * entry holds takes no data-area memory. */
+void        fs_ring_tx_populate(fs_ring_tx_t *tx);
 
 /* Copies a payload too large for its entry into the data area, the next
  * room in turn (from the area's start if it does not fit before its end).
@@ -170,6 +177,9 @@ static inline int fs_ring_data_put(fs_ring_tx_t *tx, fs_ring_entry_t *e, const v
     uint64_t need  = (len + FS_RING_ALIGN - 1) & ~(uint64_t)(FS_RING_ALIGN - 1);
     uint64_t off   = start & tx->data_mask;
 
+    if (fs_unlikely(!tx->data_ready)) {
+        fs_ring_tx_populate(tx);
+    }
     if (off + need > size) {
         start += size - off;
         off    = 0;

@@ -7,7 +7,9 @@
  * area's end starts at its beginning, an oversized length or a place outside
  * the area is reported rather than read, acknowledgement words reach their
  * own sender only, and a sender cannot attach
- * to a segment that is not the one its address names or has no ring left. */
+ * to a segment that is not the one its address names or has no ring left.
+ * Pages: a ring's entries are mapped when it is opened, its data area whole
+ * before its first payload, never page by page inside a stream. */
 #include <criterion/criterion.h>
 
 #include "transport/shm_ring.h"
@@ -15,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -133,6 +136,46 @@ Test(shm_ring, a_full_ring_refuses_until_the_receiver_reads)
     cr_expect_eq(got.n, 16);
     cr_expect(send_fill(&tx, 16, 8, 0), "room again once read");
     fs_ring_tx_close(&tx);
+}
+
+/* Pages of [p, p + len) that are in memory, and how many there are. */
+static unsigned resident(const void *p, size_t len, unsigned *pages_p)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p / page * page, hi = ((uintptr_t)p + len + page - 1) / page * page;
+    unsigned char vec[1024];
+    unsigned n = (unsigned)((hi - lo) / page), in = 0, i;
+
+    cr_assert_leq(n, sizeof(vec));
+    cr_assert_eq(mincore((void *)lo, hi - lo, vec), 0);
+    for (i = 0; i < n; ++i) {
+        in += vec[i] & 1;
+    }
+    *pages_p = n;
+    return in;
+}
+
+Test(shm_ring, entries_are_mapped_at_open_the_data_area_before_its_first_payload)
+{
+    fs_ring_rx_t big;
+    fs_ring_tx_t tx;
+    size_t size;
+    unsigned n, in;
+
+    /* 256 entries: 32 KiB of them, several pages */
+    cr_assert_eq(fs_ring_rx_create(&big, 1, 256, BUF, 0), FS_OK);
+    cr_assert_eq(fs_ring_tx_open(&tx, &big.addr), FS_OK);
+    size = tx.data_mask + 1;
+    in   = resident(tx.ring, 256 * sizeof(fs_ring_entry_t), &n);
+    cr_expect_eq(in, n, "%u of %u pages of entries mapped at open", in, n);
+    cr_assert(send_fill(&tx, 1, 8, 1));
+    in = resident(tx.data, size, &n);
+    cr_expect_lt(in, n, "an inline payload maps the data area (%u of %u pages)", in, n);
+    cr_assert(send_fill(&tx, 2, FS_RING_BYTES, 2));
+    in = resident(tx.data, size, &n);
+    cr_expect_eq(in, n, "%u of %u pages of the data area after its first payload", in, n);
+    fs_ring_tx_close(&tx);
+    fs_ring_rx_destroy(&big);
 }
 
 /* Payloads too large for an entry take the data area in turn: room is used
