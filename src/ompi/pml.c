@@ -147,6 +147,7 @@ mca_pml_base_module_t *mca_pml_failstop_init(int *priority, bool progress_thread
     config.my_id           = fs_ompi_proc_id(ompi_proc_local());
     config.multi_thread    = mpi_threads;
     config.estimated_peers = ompi_process_info.num_procs;
+    config.local_peers     = ompi_process_info.num_local_peers;
     config.external_propagation = fs_ompi.params.hb_period_ms > 0;
     if (fs_engine_create(&config, &fs_ompi.engine) != FS_OK) {
         FS_ERROR("cannot start the failstop engine over %s", config.tl_ops->name);

@@ -151,6 +151,7 @@ typedef struct fs_engine_config {
     uint64_t              my_id;
     int                   multi_thread;
     size_t                estimated_peers;
+    size_t                local_peers;   /* other processes of this node; 0: unknown */
     /* 1: another component (the failure detector) tells the other processes
      * about failures; 0: the engine sends a notice to every peer itself */
     int                   external_propagation;

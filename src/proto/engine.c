@@ -96,6 +96,7 @@ static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
     tl_config.shm_max       = config->params->ucx_shm_max;
     tl_config.shm_rndv      = config->params->ucx_shm_rndv;
     tl_config.estimated_eps = config->estimated_peers;
+    tl_config.local_peers   = config->local_peers;
     tl_config.ofi_provider  = config->params->ofi_provider;
     return engine->tl_ops->init(&tl_config, &fs_engine_upcalls, engine,
                                 &engine->tl);

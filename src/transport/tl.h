@@ -89,6 +89,7 @@ typedef struct fs_tl_config {
     size_t                shm_max;       /* UCX: the short lane up to this; 0: none */
     int                   shm_rndv;      /* UCX: own rendezvous on the lane */
     size_t                estimated_eps;
+    size_t                local_peers;   /* other processes of this node; 0: unknown */
     const char           *ofi_provider;  /* OFI: provider name, "" for any */
 } fs_tl_config_t;
 

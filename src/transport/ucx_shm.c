@@ -28,8 +28,19 @@
 
 #define FS_UCX_SHM_LIMIT 8192u
 /* Data area of each ring: a stream of 8 KiB messages reuses memory still in
- * the caches (shm_ring.h), and eight blocking 64 KiB messages fit. */
-#define FS_UCX_SHM_DATA  (512u << 10)
+ * the caches (shm_ring.h), and eight blocking 64 KiB messages fit.  With
+ * many processes on the node the areas a receiver holds share a budget
+ * instead (every sender of the node may stream to it), down to what the
+ * largest eager payload needs (fs_ring_rx_create: twice it). */
+#define FS_UCX_SHM_DATA   (512u << 10)
+#define FS_UCX_SHM_BUDGET (64u << 20)
+
+size_t fs_ucx_shm_data_size(size_t local_peers)
+{
+    size_t per = (local_peers == 0) ? FS_UCX_SHM_DATA : FS_UCX_SHM_BUDGET / local_peers;
+
+    return (per < FS_UCX_SHM_DATA) ? per : FS_UCX_SHM_DATA;
+}
 
 /* Who may share the lane's memory: a sender opens its peer's segment
  * through /proc/<pid>/fd/<fd>, which names that process only in the same
@@ -109,13 +120,16 @@ void fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg)
      * join later): memory is taken as it is used */
     if (fs_ring_rx_create(&tl->shm.rx, (unsigned)cfg->estimated_eps + 16,
                           (unsigned)cfg->fifo_size, tl->shm.max_waited,
-                          FS_UCX_SHM_DATA) != FS_OK) {
+                          fs_ucx_shm_data_size(cfg->local_peers)) != FS_OK) {
         FS_DEBUG("no shared-memory short lane (its segment could not be made): "
                  "every message goes by UCP");
         fs_ucx_shm_fini(tl);
         return;
     }
     tl->shm.name = "ring";
+    FS_DEBUG("short lane: %u entries and %u KiB of data per ring (%zu other processes "
+             "on this node)", tl->shm.rx.addr.entries, tl->shm.rx.addr.data_size >> 10,
+             cfg->local_peers);
 }
 
 /* A poll takes a few entries of each ring; bounded, as live peers may keep

@@ -331,3 +331,31 @@ Test(ucx_shm, no_lane_when_ucx_tls_leaves_out_shared_memory)
     }
     fs_tl_ucx_ops.fini(c);
 }
+
+/* A receiver's rings share a budget once the node has many processes (each
+ * may stream to it), never below twice the largest eager payload: the data
+ * area per ring when the node's other processes are unknown, 1, 127, 300
+ * and 5000. */
+Test(ucx_shm, the_data_area_per_ring_shrinks_with_the_processes_of_the_node)
+{
+    const size_t peers[] = {0, 1, 127, 300, 5000};
+    const size_t frag_max = 64u << 10;  /* the default: blocking sends up to it are eager */
+    const uint32_t want[] = {512u << 10, 512u << 10, 512u << 10, 256u << 10, 2 * frag_max};
+    unsigned i;
+
+    for (i = 0; i < sizeof(peers) / sizeof(peers[0]); ++i) {
+        fs_tl_config_t cfg;
+        fs_tl_t *tl = NULL;
+        side_t s;
+
+        memset(&s, 0, sizeof(s));
+        ucx_pair_config(&cfg, 64, frag_max);
+        cfg.shm_max     = 1024;
+        cfg.local_peers = peers[i];
+        cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, &s, &tl), FS_OK);
+        cr_assert_not_null(tl->shm.rx.base, "no lane");
+        cr_expect_eq(tl->shm.rx.addr.data_size, want[i], "%zu other processes: %u bytes",
+                     peers[i], tl->shm.rx.addr.data_size);
+        fs_tl_ucx_ops.fini(tl);
+    }
+}
