@@ -93,6 +93,7 @@ static fs_status_t fs_engine_tl_init(fs_engine_t *engine,
     tl_config.fifo_size     = config->params->ucx_fifo_size;
     tl_config.cma_seg_size  = config->params->ucx_cma_seg_size;
     tl_config.frag_max      = config->params->ucx_frag_max;
+    tl_config.fast_max      = config->params->send_fast_local_max;
     tl_config.shm_max       = config->params->ucx_shm_max;
     tl_config.shm_rndv      = config->params->ucx_shm_rndv;
     tl_config.estimated_eps = config->estimated_peers;

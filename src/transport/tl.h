@@ -86,6 +86,7 @@ typedef struct fs_tl_config {
     int                   fifo_size;
     size_t                cma_seg_size;
     size_t                frag_max;      /* UCX: pushed fragments up to this */
+    size_t                fast_max;      /* FS_TL_SEND_FAST sends go up to this */
     size_t                shm_max;       /* UCX: the short lane up to this; 0: none */
     int                   shm_rndv;      /* UCX: own rendezvous on the lane */
     size_t                estimated_eps;

@@ -28,18 +28,23 @@
 
 #define FS_UCX_SHM_LIMIT 8192u
 /* Data area of each ring: a stream of 8 KiB messages reuses memory still in
- * the caches (shm_ring.h), and eight blocking 64 KiB messages fit.  With
+ * the caches (shm_ring.h), and two 256 KiB collective messages fit.  With
  * many processes on the node the areas a receiver holds share a budget
- * instead (every sender of the node may stream to it), down to what the
- * largest eager payload needs (fs_ring_rx_create: twice it). */
-#define FS_UCX_SHM_DATA   (512u << 10)
-#define FS_UCX_SHM_BUDGET (64u << 20)
+ * instead (every sender of the node may stream to it), down to twice the
+ * largest blocking message ucx_frag_max lets be eager (64 KiB). */
+#define FS_UCX_SHM_DATA     (512u << 10)
+#define FS_UCX_SHM_DATA_MIN (128u << 10)
+#define FS_UCX_SHM_BUDGET   (64u << 20)
 
 size_t fs_ucx_shm_data_size(size_t local_peers)
 {
-    size_t per = (local_peers == 0) ? FS_UCX_SHM_DATA : FS_UCX_SHM_BUDGET / local_peers;
+    size_t per  = (local_peers == 0) ? FS_UCX_SHM_DATA : FS_UCX_SHM_BUDGET / local_peers;
+    size_t size = FS_UCX_SHM_DATA;
 
-    return (per < FS_UCX_SHM_DATA) ? per : FS_UCX_SHM_DATA;
+    while ((size > per) && (size > FS_UCX_SHM_DATA_MIN)) {
+        size >>= 1;     /* a power of two within the budget */
+    }
+    return size;
 }
 
 /* Who may share the lane's memory: a sender opens its peer's segment
@@ -101,6 +106,8 @@ void fs_ucx_shm_fini(fs_tl_t *tl)
 /* Never fails: without a lane every message goes by UCP. */
 void fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg)
 {
+    size_t data;
+
     if ((cfg->shm_max == 0) || !fs_ucx_tls_allows(fs_ucx_mm_tls)) {
         return;             /* also what UCX_TLS says of shared memory */
     }
@@ -110,17 +117,23 @@ void fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg)
                 tl->shm.max, FS_UCX_SHM_LIMIT);
         tl->shm.max = FS_UCX_SHM_LIMIT;
     }
-    /* blocking sends up to ucx_frag_max: one entry, not UCP's fragments */
+    /* blocking sends up to ucx_frag_max, a collective's up to
+     * send_fast_local_max: one entry, not UCP's fragments; at most half the
+     * data area, so that one always fits once the area is empty */
+    data = fs_ucx_shm_data_size(cfg->local_peers);
     tl->shm.max_waited = (cfg->frag_max > tl->shm.max) ? cfg->frag_max : tl->shm.max;
-    if (tl->shm.max_waited > FS_RING_DATA_MAX / 2) {
-        tl->shm.max_waited = FS_RING_DATA_MAX / 2;
+    if (cfg->fast_max > tl->shm.max_waited) {
+        tl->shm.max_waited = cfg->fast_max;
+    }
+    if (tl->shm.max_waited > data / 2) {
+        tl->shm.max_waited = data / 2;
     }
     tl->shm.node = fs_ucx_shm_node();
     /* a ring per possible sender of this node (and some for processes that
      * join later): memory is taken as it is used */
     if (fs_ring_rx_create(&tl->shm.rx, (unsigned)cfg->estimated_eps + 16,
                           (unsigned)cfg->fifo_size, tl->shm.max_waited,
-                          fs_ucx_shm_data_size(cfg->local_peers)) != FS_OK) {
+                          data) != FS_OK) {
         FS_DEBUG("no shared-memory short lane (its segment could not be made): "
                  "every message goes by UCP");
         fs_ucx_shm_fini(tl);

@@ -333,14 +333,16 @@ Test(ucx_shm, no_lane_when_ucx_tls_leaves_out_shared_memory)
 }
 
 /* A receiver's rings share a budget once the node has many processes (each
- * may stream to it), never below twice the largest eager payload: the data
- * area per ring when the node's other processes are unknown, 1, 127, 300
- * and 5000. */
+ * may stream to it), never below twice the largest eager blocking send
+ * (ucx_frag_max, 64 KiB); a collective's blocking send is eager up to
+ * send_fast_local_max but at most half the area.  Per ring, when the
+ * node's other processes are unknown, 1, 128, 200, 300 and 5000. */
 Test(ucx_shm, the_data_area_per_ring_shrinks_with_the_processes_of_the_node)
 {
-    const size_t peers[] = {0, 1, 127, 300, 5000};
-    const size_t frag_max = 64u << 10;  /* the default: blocking sends up to it are eager */
-    const uint32_t want[] = {512u << 10, 512u << 10, 512u << 10, 256u << 10, 2 * frag_max};
+    const size_t peers[] = {0, 1, 128, 200, 300, 5000};
+    const size_t frag_max = 64u << 10, fast_max = 256u << 10;   /* the defaults */
+    const uint32_t want[] = {512u << 10, 512u << 10, 512u << 10, 256u << 10, 128u << 10,
+                             128u << 10};
     unsigned i;
 
     for (i = 0; i < sizeof(peers) / sizeof(peers[0]); ++i) {
@@ -351,11 +353,14 @@ Test(ucx_shm, the_data_area_per_ring_shrinks_with_the_processes_of_the_node)
         memset(&s, 0, sizeof(s));
         ucx_pair_config(&cfg, 64, frag_max);
         cfg.shm_max     = 1024;
+        cfg.fast_max    = fast_max;
         cfg.local_peers = peers[i];
         cr_assert_eq(fs_tl_ucx_ops.init(&cfg, &upcalls, &s, &tl), FS_OK);
         cr_assert_not_null(tl->shm.rx.base, "no lane");
         cr_expect_eq(tl->shm.rx.addr.data_size, want[i], "%zu other processes: %u bytes",
                      peers[i], tl->shm.rx.addr.data_size);
+        cr_expect_eq(tl->shm.max_waited, want[i] / 2, "%zu other processes: eager to %zu",
+                     peers[i], tl->shm.max_waited);
         fs_tl_ucx_ops.fini(tl);
     }
 }
