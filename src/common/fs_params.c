@@ -85,20 +85,21 @@ const fs_param_desc_t fs_param_table[] = {
      "Sends to self up to this many bytes are copied and complete at once; "
      "larger ones wait for the matching receive (rendezvous)",
      FS_PARAM_FIELD(self_eager_limit)},
-    {"send_fast_local_max", FS_PARAM_SIZE, "256k",
+    {"send_fast_local_max", FS_PARAM_SIZE, "128k",
      "Blocking sends of collective traffic up to this many bytes ask the "
      "transport for the protocol that completes locally soonest (UCX's "
-     "FAST_CMPL: eager up to its local rendezvous threshold, 256 KiB on "
-     "shared memory, as pml ucx's MPI_Send); 0: none. Open MPI's collectives "
+     "FAST_CMPL: eager up to its local rendezvous threshold, as pml ucx's "
+     "MPI_Send); 0: none. Open MPI's collectives "
      "exchange with irecv and a blocking send, and eager lets each side go "
      "on at once. Above one UCX segment, up to ucx_frag_max, failstop's own "
      "fragments come first: they complete as soon as UCX has taken them, "
      "whatever the caller. To a process of the node such a send goes "
      "eagerly by the short lane (up to half a ring's data area), where a "
      "point-to-point one above 8 KiB takes the lane's rendezvous "
-     "(osu_allreduce at 4 ranks, 128-256 KiB: 1.2-1.5x pml ucx with 64k, "
-     "0.87-0.98x with 256k; 32-64 KiB at 2 and 4 ranks: 0.7-1.0x eagerly, "
-     "1.1-1.75x by rendezvous)",
+     "(osu_allreduce at 4 ranks, 64-256 KiB: 1.0-1.5x pml ucx with 64k, "
+     "0.84-1.03x with 128k; 256k: osu_alltoall at 2 ranks, 256 KiB, 2.1x "
+     "pml ucx, two copies of 256 KiB through the caches; 32-64 KiB at 2 and "
+     "4 ranks: 0.7-1.0x eagerly, 1.1-1.75x by rendezvous)",
      FS_PARAM_FIELD(send_fast_local_max)},
     {"finalize_timeout_ms", FS_PARAM_INT, "3000",
      "Upper bound in ms on flushing and closing endpoints in MPI_Finalize; "

@@ -413,7 +413,7 @@ Test(engine, blocking_send_prefers_local_completion)
     treq_t s, r;
     unsigned k;
 
-    cr_expect_eq(params.send_fast_local_max, 262144, "the default");
+    cr_expect_eq(params.send_fast_local_max, 131072, "the default");
     for (k = 0; k < sizeof(c) / sizeof(c[0]); ++k) {
         params.send_fast_local_max = c[k].max;
         fill(sb, sizeof(sb), (int)k);

@@ -340,7 +340,7 @@ Test(ucx_shm, no_lane_when_ucx_tls_leaves_out_shared_memory)
 Test(ucx_shm, the_data_area_per_ring_shrinks_with_the_processes_of_the_node)
 {
     const size_t peers[] = {0, 1, 128, 200, 300, 5000};
-    const size_t frag_max = 64u << 10, fast_max = 256u << 10;   /* the defaults */
+    const size_t frag_max = 64u << 10, fast_max = 256u << 10;  /* more than some areas' half */
     const uint32_t want[] = {512u << 10, 512u << 10, 512u << 10, 256u << 10, 128u << 10,
                              128u << 10};
     unsigned i;
