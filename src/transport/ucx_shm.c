@@ -28,7 +28,7 @@
 
 #define FS_UCX_SHM_LIMIT 8192u
 /* Data area of each ring: a stream of 8 KiB messages reuses memory still in
- * the caches (shm_ring.h), and two 256 KiB collective messages fit.  With
+ * the caches (shm_ring.h), and four 128 KiB collective messages fit.  With
  * many processes on the node the areas a receiver holds share a budget
  * instead (every sender of the node may stream to it), down to twice the
  * largest blocking message ucx_frag_max lets be eager (64 KiB). */
