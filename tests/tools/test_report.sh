@@ -11,10 +11,27 @@
 #             is a failure because rank 0 learned it
 #   empty     a directory without records: an empty report, not an error
 #
+# Every case runs under mawk (Debian's awk) and gawk (RHEL's and Fedora's),
+# each put first in PATH as awk: gawk 5.2 once aborted on the partition case.
+#
 #   bash tests/tools/test_report.sh BUILD_DIR
 set -uo pipefail
 
 build=$(cd "${1:?usage: test_report.sh BUILD_DIR}" && pwd)
+if [ -z "${FS_REPORT_AWK:-}" ]; then
+    rc=0
+    for a in mawk gawk; do
+        if ! command -v "$a" >/dev/null; then
+            echo "FAIL report under $a: $a is not installed (make deps)"; rc=1; continue
+        fi
+        shim=$(mktemp -d /tmp/fs-awk.XXXXXX)
+        ln -s "$(command -v "$a")" "$shim/awk"
+        echo "test_report.sh: awk is $a"
+        PATH=$shim:$PATH FS_REPORT_AWK=$a bash "$0" "$build" || rc=1
+        rm -rf "$shim"
+    done
+    exit $rc
+fi
 report=$build/libexec/failstop/failstop-report
 tmp=$(mktemp -d /tmp/fs-report.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -61,6 +78,10 @@ check "partition: the cut-off ranks are the failures, not those they believed fa
     failures_are partition "2 3"
 check "partition: each with the other side as its survivors" \
     failure_is partition 3 "3 cut_0 2 2 2500.000 2500.000 -"
+check "partition: the JSON parses and names the same failures" \
+    python3 -c 'import json, sys; d = json.load(sys.stdin)
+assert [f["rank"] for f in d["failures"]] == [2, 3] and d["ranks"][0]["host"] == "h1", d' \
+    < <("$report" "$tmp/partition" 0 0 prog)
 
 for r in 0 1; do rec nofault "started.$r" "2 h1"; done
 rec nofault rank.1 "signal 11 300.000000"
@@ -72,5 +93,5 @@ check "empty directory: a report with nothing in it" \
     bash -c '"$0" "$1" 0 0 p | python3 -c "import json, sys; d = json.load(sys.stdin); assert d[\"size\"] == 0 and d[\"failures\"] == []"' \
     "$report" "$tmp/empty"
 
-[ $fails -eq 0 ] && echo "test_report.sh: all passed" || echo "test_report.sh: $fails failed"
+[ $fails -eq 0 ] && echo "test_report.sh ($FS_REPORT_AWK): all passed" || echo "test_report.sh ($FS_REPORT_AWK): $fails failed"
 exit $((fails != 0))
