@@ -14,6 +14,7 @@
 #include "transport/shm_ring.h"
 #include "common/fs_rand.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,8 +283,13 @@ fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
     tx->tail_seen = 0;
     tx->head      = 0;
     /* the tail, answer words and entries are in use from the first message
-     * (fs_ring_tx_populate says why now); best effort */
-    (void)madvise(map, (size_t)(tx->data - map), MADV_POPULATE_WRITE);
+     * (fs_ring_tx_populate says why now).  Memory the receiver's segment
+     * cannot have would be a SIGBUS at the first store: no ring then.  A
+     * kernel before 5.14 (EINVAL) maps them at first use. */
+    if ((madvise(map, (size_t)(tx->data - map), MADV_POPULATE_WRITE) != 0) && (errno != EINVAL)) {
+        fs_ring_tx_close(tx);
+        return FS_ERR_NO_MEMORY;
+    }
     return FS_OK;
 }
 
@@ -300,21 +306,32 @@ void fs_ring_tx_refresh(fs_ring_tx_t *tx)
     }
 }
 
-/* Populated writable (no content changes); a kernel before 5.14 has no
- * MADV_POPULATE_WRITE: then a store per page, the area being the sender's
- * own until its first payload is published. */
-void fs_ring_tx_populate(fs_ring_tx_t *tx)
+/* Populated writable (no content changes).  A kernel before 5.14 has no
+ * MADV_POPULATE_WRITE (EINVAL): then a store per page, the area being the
+ * sender's own until its first payload is published.  Any other error is
+ * memory the segment cannot have (its tmpfs or cgroup is full, the file was
+ * cut short): a store there would be a SIGBUS, so the area is never used
+ * and payloads beyond an entry go the caller's other way. */
+int fs_ring_tx_populate(fs_ring_tx_t *tx)
 {
     size_t size = tx->data_mask + 1, page = fs_ring_page(), off;
     size_t lead = (size_t)(tx->data - (uint8_t *)tx->map) % page;  /* the area starts mid-page */
 
-    if (madvise(tx->data - lead, size + lead, MADV_POPULATE_WRITE) != 0) {
+    if (tx->data_ready != 0) {
+        return tx->data_ready > 0;
+    }
+    if (madvise(tx->data - lead, size + lead, MADV_POPULATE_WRITE) == 0) {
+        tx->data_ready = 1;
+    } else if (errno == EINVAL) {
         for (off = 0; off < size; off += page) {
             ((volatile uint8_t *)tx->data)[off] = 0;
         }
         ((volatile uint8_t *)tx->data)[size - 1] = 0;
+        tx->data_ready = 1;
+    } else {
+        tx->data_ready = -1;
     }
-    tx->data_ready = 1;
+    return tx->data_ready > 0;
 }
 
 void fs_ring_tx_close(fs_ring_tx_t *tx)

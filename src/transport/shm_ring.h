@@ -100,7 +100,8 @@ typedef struct fs_ring_tx {
     uint64_t            data_head;  /* where the next payload may start */
     uint64_t            data_free;  /* what the receiver read ends here */
     uint64_t            data_mask;
-    int                 data_ready; /* its pages are mapped (fs_ring_tx_populate) */
+    int                 data_ready; /* 1 its pages are mapped, -1 they cannot be,
+                                     * 0 not yet asked (fs_ring_tx_populate) */
     uint64_t           *data_end;   /* per entry: data_head once it was written */
     _Atomic uint64_t   *acks;       /* FS_RING_ACKS words, the receiver's to write */
     uint64_t            ack_free;   /* bit i: acks[i] is not in use */
@@ -129,7 +130,8 @@ _Atomic uint64_t *fs_ring_rx_ack(fs_ring_rx_t *rx, uint32_t slot, uint32_t idx);
 
 /* Attaches to a receiver's segment and takes a ring of it.  An error when
  * the segment cannot be reached (another node, another /proc), is not the
- * one addr names, or has no ring left: the caller sends another way. */
+ * one addr names, has no ring left or no memory for its entries: the caller
+ * sends another way. */
 fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr);
 void        fs_ring_tx_close(fs_ring_tx_t *tx);
 
@@ -164,8 +166,9 @@ void        fs_ring_tx_refresh(fs_ring_tx_t *tx);
  * page first touched inside a stream costs a fault there (~25 us each on a
  * virtual machine here: osu_alltoall 512 B at 2 ranks 0.84 us against 0.48
  * over its first 10000 iterations); a pair that never sends more than an
- * entry holds takes no data-area memory. */
-void        fs_ring_tx_populate(fs_ring_tx_t *tx);
+ * entry holds takes no data-area memory.  0 if the memory is not there: the
+ * area stays unused. */
+int         fs_ring_tx_populate(fs_ring_tx_t *tx);
 
 /* Copies a payload too large for its entry into the data area, the next
  * room in turn (from the area's start if it does not fit before its end).
@@ -177,8 +180,8 @@ static inline int fs_ring_data_put(fs_ring_tx_t *tx, fs_ring_entry_t *e, const v
     uint64_t need  = (len + FS_RING_ALIGN - 1) & ~(uint64_t)(FS_RING_ALIGN - 1);
     uint64_t off   = start & tx->data_mask;
 
-    if (fs_unlikely(!tx->data_ready)) {
-        fs_ring_tx_populate(tx);
+    if (fs_unlikely(tx->data_ready <= 0) && !fs_ring_tx_populate(tx)) {
+        return 0;
     }
     if (off + need > size) {
         start += size - off;

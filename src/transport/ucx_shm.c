@@ -207,6 +207,7 @@ void fs_ucx_shm_ep_create(fs_tl_t *tl, fs_tl_ep_t *tep)
 {
     fs_ucx_addr_hdr_t hdr;
     fs_ring_addr_t ring;
+    fs_status_t st;
 
     if (tl->shm.rx.base == NULL) {
         return;
@@ -217,8 +218,10 @@ void fs_ucx_shm_ep_create(fs_tl_t *tl, fs_tl_ep_t *tep)
         return;
     }
     memcpy(&ring, tep->addr + sizeof(hdr) + hdr.ucp_len, sizeof(ring));
-    if (fs_ring_tx_open(&tep->lane, &ring) != FS_OK) {
-        FS_DEBUG("no short lane to process %d of this node: by UCP", (int)ring.pid);
+    st = fs_ring_tx_open(&tep->lane, &ring);
+    if (st != FS_OK) {
+        FS_DEBUG("no short lane to process %d of this node (%s): by UCP", (int)ring.pid,
+                 fs_status_string(st));
     }
 }
 

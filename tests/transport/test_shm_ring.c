@@ -9,7 +9,8 @@
  * own sender only, and a sender cannot attach
  * to a segment that is not the one its address names or has no ring left.
  * Pages: a ring's entries are mapped when it is opened, its data area whole
- * before its first payload, never page by page inside a stream. */
+ * before its first payload, never page by page inside a stream; memory the
+ * segment cannot have is refused, not a SIGBUS. */
 #include <criterion/criterion.h>
 
 #include "transport/shm_ring.h"
@@ -176,6 +177,32 @@ Test(shm_ring, entries_are_mapped_at_open_the_data_area_before_its_first_payload
     cr_expect_eq(in, n, "%u of %u pages of the data area after its first payload", in, n);
     fs_ring_tx_close(&tx);
     fs_ring_rx_destroy(&big);
+}
+
+/* A segment that cannot have a ring's memory (its tmpfs or memory cgroup
+ * full; here its file cut short under a mapped sender): a store there would
+ * be a SIGBUS.  The sender leaves the data area unused, so payloads beyond
+ * an entry are refused (the caller sends them another way) while those an
+ * entry holds still go; a ring whose entries cannot be had is not opened. */
+Test(shm_ring, memory_the_segment_cannot_have_is_refused_not_a_sigbus)
+{
+    fs_ring_tx_t tx, later;
+    off_t data_off;
+
+    cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
+    data_off = (rx.slot0 - rx.base) + ((uint8_t *)tx.data - (uint8_t *)tx.map);   /* slot 0 */
+    cr_assert_eq(ftruncate(rx.fd, data_off), 0);
+    cr_expect(send_fill(&tx, 1, 8, 1), "a payload in its entry");
+    cr_expect_not(send_fill(&tx, 2, FS_RING_BYTES, 2), "a payload for the data area, refused");
+    cr_expect_not(send_fill(&tx, 3, FS_RING_BYTES, 3), "and again");
+    cr_expect(send_fill(&tx, 4, 8, 4), "entries still in use");
+    poll_all();
+    cr_expect_eq(got.n, 2);
+    cr_expect(got.hdr[0] == 1 && got.hdr[1] == 4, "%llu %llu", (unsigned long long)got.hdr[0],
+              (unsigned long long)got.hdr[1]);
+    cr_expect_eq(fs_ring_tx_open(&later, &rx.addr), FS_ERR_NO_MEMORY,
+                 "slot 1 lies wholly past the segment's end");
+    fs_ring_tx_close(&tx);
 }
 
 /* Payloads too large for an entry take the data area in turn: room is used
