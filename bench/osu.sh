@@ -9,7 +9,8 @@
 # osu_mbw_mr at 4 ranks.  Collectives at 2 and 4 ranks, 8 B - 1 MiB:
 # osu_allreduce, osu_bcast, osu_alltoall, osu_barrier, osu_iallreduce (its
 # "pure communication" time).  2 ranks get a core each; 4 ranks share the
-# 2 cores unbound.  Writes docs/perf/osu.tsv (every run), osu_summary.tsv,
+# 2 cores unbound.  Over shared memory, bandwidths and collectives run their
+# large sizes as many times as their small ones (run() says why).  Writes docs/perf/osu.tsv (every run), osu_summary.tsv,
 # osu.md (tables, ratios, goals) and osu_*.png (gnuplot, if installed).
 #
 # Environment: FS_OSU_ROUNDS (5), FS_OSU_TRANSPORTS ("shm tcp"; also
@@ -84,6 +85,17 @@ run() {
     local r=$1 tr=$2 b=$3 np=$4 cfg=$5 sizes dir opts=()
     read -r _ sizes dir <<<"$(bench_info "$b")"
     [ "$sizes" != - ] && opts=(-m "$sizes")
+    # Shared memory: messages above 8 KiB as many times as the small ones
+    # (OSU's own counts; by default 20 windows and 100 collectives, ~25 ms
+    # a size here, where one scheduler tick or a neighbour's burst moves a
+    # run by 10-20%: osu_bibw 128 KiB 33-47 GB/s across runs of one PML)
+    if [ "$tr" = shm ]; then
+        case $b in
+        osu_bw|osu_bibw|osu_mbw_mr) opts+=(-i 100 -x 10) ;;
+        osu_latency) ;;
+        *) opts+=(-i 1000 -x 100) ;;
+        esac
+    fi
     if [ "$QUICK" = 1 ]; then
         opts=(-i 200 -x 20)
         [ "$sizes" != - ] && opts+=(-m "${sizes%%:*}:65536")
