@@ -23,19 +23,31 @@ fs_status_t fs_msg_pools_init(fs_engine_t *engine)
 
     fs_mpool_init(&engine->msg_pool, "msg", sizeof(fs_msg_t), 128, 0,
                   &engine->stats.pool_grows);
-    /* every stored message takes one: a process that first stores one late
-     * (a barrier's release arriving while its blocking send still waits
-     * for the transport, as over OFI) would allocate on the message path */
-    if (fs_mpool_reserve(&engine->msg_pool) != FS_OK) {
-        return FS_ERR_NO_MEMORY;
-    }
     /* control messages are rare (failures, finalize): not counted */
     fs_mpool_init(&engine->ctrl_pool, "ctrl", sizeof(fs_ctrl_req_t), 32, 0, NULL);
     for (i = 0; i < FS_COPY_CLASSES; ++i) {
         fs_mpool_init(&engine->copy_pools[i], "eager-copy", fs_copy_class_size[i],
                       fs_copy_class_chunk[i], 0, &engine->stats.pool_grows);
     }
+    /* every stored message takes one: a process that first stores one late
+     * (a barrier's release arriving while its blocking send still waits
+     * for the transport, as over OFI) would allocate on the message path */
+    if (fs_mpool_reserve(&engine->msg_pool) != FS_OK) {
+        goto err;
+    }
+    /* the first chunk of each copy class too, its pages mapped (~1 MiB in
+     * all): a class first used inside a stream paid a page fault per page
+     * of its chunk there (fs_mpool_get_grow) */
+    for (i = 0; i < FS_COPY_CLASSES; ++i) {
+        if (fs_mpool_reserve(&engine->copy_pools[i]) != FS_OK) {
+            goto err;
+        }
+    }
     return FS_OK;
+
+err:
+    fs_msg_pools_cleanup(engine);
+    return FS_ERR_NO_MEMORY;
 }
 
 void fs_msg_pools_cleanup(fs_engine_t *engine)

@@ -4,9 +4,12 @@
 #include "common/fs_mpool.h"
 #include "common/fs_params.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 Test(mpool, grows_only_when_empty)
 {
@@ -55,6 +58,30 @@ Test(mpool, reserve_makes_the_first_chunk_at_setup)
     for (i = 0; i < 16; ++i) {
         fs_mpool_put(&mp, objs[i]);
     }
+    fs_mpool_cleanup(&mp);
+}
+
+/* A chunk's pages are mapped when it is made, not faulted in one by one
+ * as its elements are first written inside a message stream. */
+Test(mpool, a_new_chunk_is_mapped_whole)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[64];
+    fs_mpool_t mp;
+    uintptr_t lo, hi;
+    unsigned i, in = 0;
+
+    /* 16 elements of 8 KiB: the free list writes one page of each */
+    cr_assert_eq(fs_mpool_init(&mp, "t", 8192, 16, 0, NULL), FS_OK);
+    cr_assert_eq(fs_mpool_reserve(&mp), FS_OK);
+    lo = (uintptr_t)mp.chunks & ~(uintptr_t)(page - 1);
+    hi = ((uintptr_t)mp.chunks + 16 * 8192 + 64 + page - 1) & ~(uintptr_t)(page - 1);
+    cr_assert_leq((hi - lo) / page, sizeof(vec));
+    cr_assert_eq(mincore((void *)lo, hi - lo, vec), 0);
+    for (i = 0; i < (hi - lo) / page; ++i) {
+        in += vec[i] & 1;
+    }
+    cr_expect_eq(in, (hi - lo) / page, "%u of %zu pages mapped", in, (size_t)((hi - lo) / page));
     fs_mpool_cleanup(&mp);
 }
 

@@ -315,6 +315,27 @@ Test(engine, steady_state_allocates_nothing)
                  "message pools grew after warm-up");
 }
 
+/* The copy classes' first chunks are made (and mapped) with the engine:
+ * the first unexpected copies of a stream take them without growing. */
+Test(engine, first_unexpected_copies_allocate_nothing)
+{
+    static uint8_t sb[6000], rb[6000];
+    size_t sizes[] = {500, 2000, 6000};
+    uint64_t grows = fs_engine_stats(eng[0])->pool_grows;
+    treq_t s, r;
+    int i;
+
+    for (i = 0; i < 3; ++i) {
+        send_msg(&s, 1, 0, 1, sb, sizes[i], FS_SEND_STANDARD);
+        progress_all();
+        recv_msg(&r, 0, 1, 1, rb, sizes[i]);
+        progress_all();
+        cr_assert(r.done && s.done);
+    }
+    cr_expect_eq(fs_engine_stats(eng[0])->pool_grows, grows,
+                 "a copy class grew at its first message");
+}
+
 Test(engine, cancel_only_unmatched_receives)
 {
     uint8_t v = 1, x;
