@@ -6,6 +6,9 @@
 #            1@0.3 --strict --status-dir D): taken by failstop-run, not
 #            handed to mpirun (which refuses --kill): rank 1 is killed by
 #            SIGKILL as asked, the others exit 0, --strict exits 0
+#   clean    a rank's stdout and stderr come through as they are, nothing
+#            added, under mawk and under gawk as awk (gawk once wrote two
+#            warnings about failstop-run's awk options into every job)
 # Each run under `setsid timeout 30`; a few seconds in all.
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
@@ -46,4 +49,16 @@ reap
 rec=$(head -n 1 "$WORK/st/rank.1" 2>/dev/null)
 [ "$rc" -eq 0 ] && [[ $rec == "signal 9"* ]]
 check mixed $? "status $rc, rank 1 '$rec': $(head -c 300 "$WORK/mixed.out")"
+for a in mawk gawk; do
+    if ! command -v "$a" > /dev/null; then
+        check "clean-$a" 1 "$a is not installed (make deps)"; continue
+    fi
+    mkdir -p "$WORK/awk-$a" && ln -sf "$(command -v "$a")" "$WORK/awk-$a/awk"
+    PATH=$WORK/awk-$a:$PATH timeout -k 5 30 "$RUN" -np 1 \
+        bash -c 'echo "No Errors"; echo "a note" >&2' > "$WORK/clean.out" 2> "$WORK/clean.err"
+    rc=$?
+    [ "$rc" -eq 0 ] && [ "$(cat "$WORK/clean.out")" = "No Errors" ] &&
+        [ "$(cat "$WORK/clean.err")" = "a note" ]
+    check "clean-$a" $? "status $rc, stdout '$(head -c 200 "$WORK/clean.out")', stderr '$(head -c 300 "$WORK/clean.err")'"
+done
 exit $fail
