@@ -10,7 +10,8 @@
 # osu_allreduce, osu_bcast, osu_alltoall, osu_barrier, osu_iallreduce (its
 # "pure communication" time).  2 ranks get a core each; 4 ranks share the
 # 2 cores unbound.  Over shared memory, bandwidths and collectives run their
-# large sizes as many times as their small ones (run() says why).  Writes docs/perf/osu.tsv (every run), osu_summary.tsv,
+# large sizes as many times as their small ones (run() says why).  Writes
+# docs/perf/osu.tsv (every run), osu_summary.tsv,
 # osu.md (tables, ratios, goals) and osu_*.png (gnuplot, if installed).
 #
 # Environment: FS_OSU_ROUNDS (5), FS_OSU_TRANSPORTS ("shm tcp"; also
