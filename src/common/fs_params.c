@@ -102,10 +102,12 @@ const fs_param_desc_t fs_param_table[] = {
      "4 ranks: 0.7-1.0x eagerly, 1.1-1.75x by rendezvous)",
      FS_PARAM_FIELD(send_fast_local_max)},
     {"finalize_timeout_ms", FS_PARAM_INT, "3000",
-     "Upper bound in ms on flushing and closing endpoints in MPI_Finalize; "
-     "also how long MPI_Finalize waits for requests still active in it "
-     "(which peers that have not finalized yet may complete) before it "
-     "warns, and goes on waiting",
+     "Upper bound in ms on flushing and closing endpoints in MPI_Finalize, "
+     "or the failure detector's bound on its verdict if later (a close "
+     "waits for the departure notices to be delivered, through a network "
+     "outage the job tolerates); also how long MPI_Finalize waits for "
+     "requests still active in it (which peers that have not finalized yet "
+     "may complete) before it warns, and goes on waiting",
      FS_PARAM_FIELD(finalize_timeout_ms)},
     {"cause_wait_ms", FS_PARAM_INT, "2000",
      "An operation that fails with an error of unknown cause (a flush, UCX's "
@@ -136,7 +138,10 @@ const fs_param_desc_t fs_param_table[] = {
      "created after MPI_Init is added, its creation running), finalize "
      "(MPI_Finalize, before the departure is announced), bye "
      "(MPI_Finalize, right after it is announced). SIGNAL: KILL (default), "
-     "STOP, TERM, SEGV, ABRT or a number",
+     "STOP, TERM, SEGV, ABRT or a number. RANK:hold=PATH makes MPI_Init wait, "
+     "past the address exchange and before connecting to anyone, until the "
+     "file PATH exists (at most 60 s; the detector beats meanwhile), so that "
+     "connection setup runs while a test makes the network misbehave",
      FS_PARAM_FIELD(inject)},
     {"hb_period_ms", FS_PARAM_INT, "100",
      "Heartbeat period in ms of the failure detector (a thread with its own "
@@ -151,13 +156,24 @@ const fs_param_desc_t fs_param_table[] = {
      "least 3 heartbeat periods",
      FS_PARAM_FIELD(hb_timeout_ms)},
     {"hb_timeout_remote_ms", FS_PARAM_INT, "2500",
-     "The same for a process on another host (another network stack), at "
-     "least hb_timeout_ms. Longer because a link flap silences a link for "
-     "longer than the flap: Linux drops the neighbour (ARP) entries of a link "
-     "that lost its carrier and asks again once a second, so a 0.3 s flap "
-     "costs about 1 s; the default lets flaps of up to 2 s pass "
-     "(docs/PARAMETERS.md)",
+     "A process on another host (another network stack) whose heartbeats "
+     "stop for this many ms is suspected, at least hb_timeout_ms; its host "
+     "decides: it and the rest of its host are probed, and if the host "
+     "answers and it does not (3 heartbeat periods), it is failed "
+     "everywhere and ends; if nobody there answers, hb_timeout_host_ms "
+     "applies",
      FS_PARAM_FIELD(hb_timeout_remote_ms)},
+    {"hb_timeout_host_ms", FS_PARAM_INT, "4000",
+     "A host none of whose probed processes answers is taken as lost (a "
+     "crash, or a network outage longer than the job tolerates) once silent "
+     "this many ms: its processes are failed everywhere, and a host cut off "
+     "from the rest ends its own by the partition rule. At least "
+     "hb_timeout_remote_ms. It is the longest outage that costs nothing: a "
+     "link flap silences a link for longer than the flap (Linux drops the "
+     "neighbour entries of a link that lost its carrier and asks again once "
+     "a second, so a 2 s flap costs up to 3 s); the default lets flaps of "
+     "up to 2 s pass whatever their phase (docs/PARAMETERS.md)",
+     FS_PARAM_FIELD(hb_timeout_host_ms)},
     {"hb_if", FS_PARAM_STRING, "",
      "Interfaces the failure detector publishes to processes on other hosts: "
      "comma-separated interface names or a.b.c.d/len subnets. Empty: every "

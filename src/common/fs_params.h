@@ -33,6 +33,7 @@ typedef struct fs_params {
     int     hb_period_ms;
     int     hb_timeout_ms;
     int     hb_timeout_remote_ms;
+    int     hb_timeout_host_ms;
     char   *hb_if;
     int     agree_star_max;
     int     anysource_pending;

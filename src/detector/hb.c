@@ -103,6 +103,12 @@ fs_status_t fs_hb_enabled(const fs_params_t *params, int *enabled_p)
                  params->hb_timeout_ms);
         return FS_ERR_INVALID;
     }
+    if (params->hb_timeout_host_ms < params->hb_timeout_remote_ms) {
+        FS_ERROR("pml_failstop_hb_timeout_host_ms (%d) must be at least "
+                 "pml_failstop_hb_timeout_remote_ms (%d)", params->hb_timeout_host_ms,
+                 params->hb_timeout_remote_ms);
+        return FS_ERR_INVALID;
+    }
     return FS_OK;
 }
 
@@ -460,6 +466,7 @@ fs_status_t fs_hb_start(const fs_params_t *params, const fs_dg_ops_t *dg_ops,
     hb->det_cfg.period  = params->hb_period_ms * 1e-3;
     hb->det_cfg.timeout = params->hb_timeout_ms * 1e-3;
     hb->det_cfg.timeout_remote = params->hb_timeout_remote_ms * 1e-3;
+    hb->det_cfg.timeout_host   = params->hb_timeout_host_ms * 1e-3;
     hb->watch_fd        = -1;
     hb->watch_rank      = UINT32_MAX;
     pthread_mutex_init(&hb->lock, NULL);
@@ -637,9 +644,11 @@ double fs_hb_verdict_bound(fs_hb_t *hb)
     if (hb->armed) {
         /* a rank that never beat is suspected timeout + grace after its
          * observer armed, and observers arm up to a grace apart; later,
-         * timeout after its last beat, a period late at most; then the
-         * flood (a fraction of a second, counted as one more period) */
-        double t = hb->multi_host ? c->timeout_remote : c->timeout;
+         * timeout after its last beat, a period late at most (across
+         * hosts: its host silent for timeout_host, checked each period);
+         * then the flood (a fraction of a second, counted as one more
+         * period) */
+        double t = hb->multi_host ? c->timeout_host + c->period : c->timeout;
 
         bound  = hb->armed_at + t + 2.0 * c->grace;
         steady = fs_time_now() + t + 2.0 * c->period;

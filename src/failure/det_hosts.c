@@ -1,13 +1,19 @@
 /* The detector across hosts: what a job on several hosts (several network
  * stacks, detector.h's host op) adds to the protocol of detector.c.
- *   - timeouts: a process on another host gets timeout_remote (a link flap
- *     silences a link for about a second: docs/PARAMETERS.md);
- *   - the host probe: a suspected process on another host makes its
- *     observer PROBE the rest of that host, so a crashed or cut-off host is
- *     known in one timeout and a probe, not one timeout per process;
+ *   - timeouts: a process on another host gets timeout_remote before it is
+ *     suspected (a link flap silences a link for longer than itself:
+ *     docs/PARAMETERS.md);
+ *   - the host check: a suspected process on another host makes its
+ *     observer PROBE it and the rest of that host: if the host answers and
+ *     it does not, it alone is failed; if nobody answers, the host is
+ *     unreachable, and its processes are failed only once it has been
+ *     silent for timeout_host (an outage shorter than that costs nothing),
+ *     all at once, not one timeout per process;
  *   - the partition rule: a process that loses at least half of the job at
  *     once ends itself (detector.h). */
 #include "failure/detector_int.h"
+
+#include <math.h>
 
 int fs_det_remote(const fs_det_t *det, uint32_t rank)
 {
@@ -15,18 +21,30 @@ int fs_det_remote(const fs_det_t *det, uint32_t rank)
            (det->ops.host(det->arg, rank) != det->ops.host(det->arg, det->cfg.me));
 }
 
-/* The observed process p, on another host, was just suspected: PROBE the
- * predecessors the ring would watch next while they are on p's host. */
+/* The observed process p, on another host, has been silent for
+ * timeout_remote: the host check starts.  p and the predecessors the ring
+ * would watch next on p's host are PROBEd every period (fs_det_probe_step),
+ * until one of them answers and 3 periods have passed (the host is
+ * reachable: those still silent, hung or dead, are failed; p, if it
+ * answered, was only behind an outage), or none has answered for
+ * timeout_host since p was last heard (the host is gone, or cut off for
+ * longer than an outage the job tolerates: all are failed).  While p
+ * answered and nobody else did (p alone on its host), the check runs out
+ * at timeout_host failing nobody. */
 void fs_det_probe_host(fs_det_t *det, uint32_t p, double now)
 {
     const fs_det_config_t *c = &det->cfg;
     uint64_t host;
     uint32_t r = p;
 
-    if ((det->nprobe > 0) || !fs_det_remote(det, p)) {
+    if (det->nprobe > 0) {
         return;
     }
+    ++det->stats.host_checks;
     host = det->ops.host(det->arg, p);
+    det->probe[0]      = p;
+    det->probe_ok[0]   = 0;
+    det->nprobe        = 1;
     for (;;) {
         r = fs_det_walk(c->n, r, det->gone, -1);
         if ((r >= c->n) || (r == c->me) || (r == p) ||
@@ -36,18 +54,74 @@ void fs_det_probe_host(fs_det_t *det, uint32_t p, double now)
         det->probe[det->nprobe]    = r;
         det->probe_ok[det->nprobe] = 0;
         ++det->nprobe;
-        fs_det_send(det, r, FS_DET_PROBE, r);
     }
-    det->probe_deadline = now + 3.0 * c->period;
+    det->probe_since   = (det->last_beat_at > det->watch_at) ? det->last_beat_at
+                                                              : det->watch_at;
+    det->probe_mate_at = HUGE_VAL;
+    det->probe_next    = now;
+    fs_det_probe_step(det, now);
 }
 
-void fs_det_probe_answer(fs_det_t *det, uint32_t from)
+void fs_det_probe_answer(fs_det_t *det, uint32_t from, double now)
 {
     uint32_t i;
 
     for (i = 0; i < det->nprobe; ++i) {
-        det->probe_ok[i] |= det->probe[i] == from;
+        if ((det->probe[i] == from) && !det->probe_ok[i]) {
+            det->probe_ok[i] = 1;
+            if ((i > 0) && (det->probe_mate_at == HUGE_VAL)) {
+                det->probe_mate_at = now;
+            }
+        }
     }
+}
+
+void fs_det_probe_cancel(fs_det_t *det)
+{
+    det->nprobe = 0;
+}
+
+/* The check's verdict: every probed process that did not answer is failed.
+ * The list is copied first: each failure repairs the ring, which may watch
+ * one of them next and cancel the check. */
+static void fs_det_probe_fail(fs_det_t *det, double now)
+{
+    uint32_t gone[FS_DET_PROBE_MAX];
+    uint32_t i, k = 0, n = det->nprobe;
+
+    for (i = 0; i < n; ++i) {
+        if (!det->probe_ok[i]) {
+            gone[k++] = det->probe[i];
+        }
+    }
+    det->nprobe = 0;
+    for (i = 0; (i < k) && !det->left; ++i) {
+        if (!fs_det_bit(det->gone, gone[i])) {
+            ++det->stats.suspicions;
+            fs_det_learn(det, gone[i], FS_DET_CAUSE_TIMEOUT, det->cfg.n, now);
+        }
+    }
+}
+
+/* Once per period while the check runs. */
+void fs_det_probe_step(fs_det_t *det, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    uint32_t i;
+
+    /* the verdict fails only those that did not answer: the observed one,
+     * if it answered, is alive (its beat restarted its timeout) */
+    if ((now - det->probe_mate_at >= 3.0 * c->period) ||
+        ((det->probe_mate_at == HUGE_VAL) && (now - det->probe_since >= c->timeout_host))) {
+        fs_det_probe_fail(det, now);
+        return;
+    }
+    for (i = 0; i < det->nprobe; ++i) {
+        if (!det->probe_ok[i]) {
+            fs_det_send(det, det->probe[i], FS_DET_PROBE, det->probe[i]);
+        }
+    }
+    det->probe_next = now + c->period;
 }
 
 /* The partition rule (detector.h), on learning one more failure. */
@@ -59,7 +133,7 @@ int fs_det_minority(fs_det_t *det, uint32_t rank, double now)
     if (!det->stats.multi_host) {
         return 0;
     }
-    if (now - det->last_loss_at > 2.0 * (c->timeout_remote + c->period)) {
+    if (now - det->last_loss_at > 2.0 * (c->timeout_host + c->period)) {
         /* a new period: the view is what was alive before this loss (rank
          * is already counted gone) */
         det->view_n = c->n - det->count - det->nleft + 1;
@@ -74,20 +148,6 @@ int fs_det_minority(fs_det_t *det, uint32_t rank, double now)
     det->low_lost    |= rank == det->view_low;
     alive = det->view_n - det->lost;
     return (2 * alive < det->view_n) || ((2 * alive == det->view_n) && det->low_lost);
-}
-
-/* The probe's deadline: who did not answer is gone with its host. */
-void fs_det_probe_end(fs_det_t *det, double now)
-{
-    uint32_t i, n = det->nprobe;
-
-    det->nprobe = 0;
-    for (i = 0; (i < n) && !det->left; ++i) {
-        if (!det->probe_ok[i] && !fs_det_bit(det->gone, det->probe[i])) {
-            ++det->stats.suspicions;
-            fs_det_learn(det, det->probe[i], FS_DET_CAUSE_TIMEOUT, det->cfg.n, now);
-        }
-    }
 }
 
 double fs_det_timeout_of(const fs_det_t *det, uint32_t rank)

@@ -179,8 +179,10 @@ static void fs_det_sync_to(fs_det_t *det, uint32_t to, double now)
  * a timeout for the OBSERVE to arrive and its first beat to come back. */
 static void fs_det_watch(fs_det_t *det, uint32_t r, double now)
 {
+    fs_det_probe_cancel(det);       /* it was about the one watched so far */
     det->observed     = r;
     det->obs_exited   = 0;
+    det->watch_at     = now;
     det->last_beat_at = -HUGE_VAL;
     det->obs_timeout  = fs_det_timeout_of(det, r);
     if (r < det->cfg.n) {
@@ -289,7 +291,7 @@ static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
     uint32_t from = msg->sender;
 
     ++det->stats.beats_received;
-    fs_det_probe_answer(det, from);
+    fs_det_probe_answer(det, from, now);
     if (from == det->observed) {
         if ((det->last_beat_at > -HUGE_VAL) &&
             (now - det->last_beat_at > det->stats.max_beat_gap)) {
@@ -454,6 +456,7 @@ void fs_det_start(fs_det_t *det, double now)
     det->started      = 1;
     det->obs_deadline = now + det->obs_timeout + c->grace;
     det->last_beat_at = -HUGE_VAL;
+    det->watch_at     = now;
     if (det->observer < c->n) {
         fs_det_send(det, det->observer, FS_DET_BEAT, c->me);
     }
@@ -473,8 +476,8 @@ double fs_det_next_deadline(const fs_det_t *det)
     if ((det->observed < det->cfg.n) && (det->obs_deadline < t)) {
         t = det->obs_deadline;
     }
-    if ((det->nprobe > 0) && (det->probe_deadline < t)) {
-        t = det->probe_deadline;
+    if ((det->nprobe > 0) && (det->probe_next < t)) {
+        t = det->probe_next;
     }
     return t;
 }
@@ -494,9 +497,11 @@ void fs_det_tick(fs_det_t *det, double now)
     if ((late > c->timeout / 2) && !det->obs_exited) {
         /* this process was stopped or starved: its observed's silence
          * proves nothing, give it a full timeout from now (an exit does
-         * prove something) */
+         * prove something), and start over any host check */
+        fs_det_probe_cancel(det);
         det->obs_deadline = now + det->obs_timeout;
         det->last_beat_at = -HUGE_VAL;
+        det->watch_at     = now;
     }
     if (now >= det->next_beat) {
         if (det->observer < c->n) {
@@ -509,18 +514,24 @@ void fs_det_tick(fs_det_t *det, double now)
     }
     /* >=, not >: a tick exactly at the deadline must act, or the caller
      * would be woken again for the same deadline */
-    if ((det->nprobe > 0) && (now >= det->probe_deadline)) {
-        fs_det_probe_end(det, now);
+    if ((det->nprobe > 0) && (now >= det->probe_next)) {
+        fs_det_probe_step(det, now);
     }
     if ((det->observed < c->n) && (now >= det->obs_deadline) && !det->left) {
         uint32_t p = det->observed;
 
-        ++det->stats.suspicions;
         if (det->obs_exited) {
+            ++det->stats.suspicions;
             fs_det_learn(det, p, FS_DET_CAUSE_EXIT, c->n, now);
             return;     /* an exit says nothing about its host */
         }
-        fs_det_probe_host(det, p, now);
+        if (fs_det_remote(det, p)) {
+            /* its host decides (det_hosts.c); the check drives from here */
+            det->obs_deadline = HUGE_VAL;
+            fs_det_probe_host(det, p, now);
+            return;
+        }
+        ++det->stats.suspicions;
         fs_det_learn(det, p, FS_DET_CAUSE_TIMEOUT, c->n, now);
     }
 }
@@ -608,6 +619,9 @@ static int fs_det_config_ok(const fs_det_config_t *c, const fs_det_ops_t *ops)
            (c->timeout >= 2 * c->period) && isfinite(c->timeout) &&
            ((c->timeout_remote == 0) ||
             ((c->timeout_remote >= c->timeout) && isfinite(c->timeout_remote))) &&
+           ((c->timeout_host == 0) ||
+            ((c->timeout_host >= c->timeout_remote) && (c->timeout_host >= c->timeout) &&
+             isfinite(c->timeout_host))) &&
            ((ops->host == NULL) || (ops->partitioned != NULL)) &&
            (c->grace >= 0) && isfinite(c->grace) && (ops->send != NULL) &&
            (ops->failed != NULL) && (ops->excluded != NULL);
@@ -651,6 +665,9 @@ fs_status_t fs_det_create(const fs_det_config_t *config, const fs_det_ops_t *ops
     det->ops    = *ops;
     if (det->cfg.timeout_remote == 0) {
         det->cfg.timeout_remote = det->cfg.timeout;
+    }
+    if (det->cfg.timeout_host == 0) {
+        det->cfg.timeout_host = det->cfg.timeout_remote;
     }
     det->arg    = arg;
     det->nbytes = ((size_t)config->n + 7) / 8;

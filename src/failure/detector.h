@@ -46,20 +46,24 @@
  *
  * Across hosts (ops->host says which processes share a host):
  *  - a process on another host is suspected after timeout_remote, not
- *    timeout: a link flap costs more than its own length (Linux evicts the
- *    neighbour entries of a link that lost its carrier and re-resolves them
- *    once a second: a 0.3 s flap silences the link for about 1 s);
- *  - host probe: a crashed or cut-off host says nothing, and the ring would
- *    find its processes one timeout_remote each.  When an observer
- *    suspects a process on another host, it PROBEs the predecessors the
- *    ring would watch next on that same host (at most FS_DET_PROBE_MAX) and
- *    suspects, 3 periods later, each that did not answer with a BEAT: a
- *    host whose link was silent for timeout_remote and that still does not
- *    answer is gone as a whole;
+ *    timeout, and a suspicion there is not yet final: a link flap costs
+ *    more than its own length (Linux evicts the neighbour entries of a link
+ *    that lost its carrier and re-resolves them once a second: a 0.3 s
+ *    flap silences the link for about 1 s, a 2 s one for up to 3 s);
+ *  - host check: when an observer suspects a process p on another host, it
+ *    PROBEs p and the predecessors the ring would watch next on p's host
+ *    (at most FS_DET_PROBE_MAX) every period, each to answer with a BEAT.
+ *    p answers: it is alive (its OBSERVE is sent again).  Another answers
+ *    and p still has not 3 periods later: the host is reachable, p is
+ *    failed (hung or dead), with the probed that did not answer.  Nobody
+ *    answers: the host is unreachable, crashed or behind an outage, and
+ *    all of them are failed at once when it has been silent for
+ *    timeout_host (counted from p's last beat): the longest outage the job
+ *    tolerates, and the time to exclude a lost host;
  *  - partition rule: the side of a partition that cannot hear the others
  *    cannot be told it is excluded, so it must find out itself.  A process
  *    that learns, within one unstable period (no failure learned for
- *    2 (timeout_remote + period) closes it), the failure of at least half
+ *    2 (timeout_host + period) closes it), the failure of at least half
  *    of the processes alive before it (exactly half: only if the lowest of
  *    them is among the lost; the half holding it carries on) is on the
  *    minority side: ops->partitioned, and it must end.  A job on several
@@ -137,12 +141,17 @@ typedef struct fs_det_config {
     uint64_t job;        /* identity every process of the job agrees on */
     double   timeout_remote; /* timeout for a process on another host
                                 (>= timeout; 0: the same as timeout) */
+    double   timeout_host;   /* a host none of whose probed processes
+                                answers is failed once silent this long:
+                                the longest outage tolerated (>=
+                                timeout_remote; 0: the same) */
 } fs_det_config_t;
 
 typedef struct fs_det_stats {
     uint64_t beats_sent;
     uint64_t beats_received;
     uint64_t suspicions;         /* failures this detector decided itself */
+    uint64_t host_checks;        /* silent processes on other hosts probed */
     uint64_t failed_sent;        /* FAILED messages sent (propagation cost) */
     uint64_t syncs_sent;
     uint64_t refused;            /* messages dropped: sender known failed */

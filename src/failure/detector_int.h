@@ -54,11 +54,16 @@ struct fs_det {
     int             started;
     int             left;
 
-    /* host probe: ranks PROBEd, whether each answered, when they must have */
+    double          watch_at;     /* when the observed was first watched */
+
+    /* host check (det_hosts.c): the observed, silent, first in probe[];
+     * the predecessors the ring would watch next on its host after it */
     uint32_t        probe[FS_DET_PROBE_MAX];
     uint8_t         probe_ok[FS_DET_PROBE_MAX];
-    uint32_t        nprobe;       /* 0: no probe running */
-    double          probe_deadline;
+    uint32_t        nprobe;       /* 0: no check running */
+    double          probe_next;   /* next PROBE round and verdict check */
+    double          probe_since;  /* the host silent since (observed's last word) */
+    double          probe_mate_at; /* a host-mate's first answer, +inf: none */
 
     /* partition rule (multi-host jobs) */
     uint32_t        view_n;       /* alive before the first loss of this period */
@@ -99,8 +104,9 @@ void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
 /* det_hosts.c */
 int fs_det_remote(const fs_det_t *det, uint32_t rank);
 void fs_det_probe_host(fs_det_t *det, uint32_t p, double now);
-void fs_det_probe_answer(fs_det_t *det, uint32_t from);
-void fs_det_probe_end(fs_det_t *det, double now);
+void fs_det_probe_answer(fs_det_t *det, uint32_t from, double now);
+void fs_det_probe_step(fs_det_t *det, double now);
+void fs_det_probe_cancel(fs_det_t *det);
 int fs_det_minority(fs_det_t *det, uint32_t rank, double now);
 
 #endif

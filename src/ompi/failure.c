@@ -269,10 +269,52 @@ static int fs_ompi_inject_signal(const char *signame)
     return sig;
 }
 
-/* One of pml_failstop_inject's comma-separated items: "RANK:after=N[:SIGNAL]"
- * or "RANK:at=PHASE[:SIGNAL]" (SIGNAL by number or name; PHASE one of
+static char *fs_ompi_inject_hold_path;
+
+/* "RANK:hold=PATH": connection setup waits for PATH (fs_ompi_inject_hold). */
+static int fs_ompi_inject_hold_one(const char *spec)
+{
+    char path[4096];
+    int rank;
+
+    if ((sscanf(spec, "%d:hold=%4095s", &rank, path) != 2) ||
+        ((unsigned)rank != OMPI_PROC_MY_NAME->vpid)) {
+        return OMPI_SUCCESS;
+    }
+    free(fs_ompi_inject_hold_path);
+    fs_ompi_inject_hold_path = strdup(path);
+    return (fs_ompi_inject_hold_path != NULL) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+/* MPI_Init, past the address exchange and before this process connects to
+ * anyone: with "RANK:hold=PATH", waits until PATH exists (at most
+ * FS_OMPI_HOLD_MAX_S), so that a test can make the connection setup run
+ * while the network misbehaves (tests/hosts/flap.sh, wireup).  The
+ * detector's thread beats meanwhile: the wait is not a hang. */
+#define FS_OMPI_HOLD_MAX_S 60
+void fs_ompi_inject_hold(void)
+{
+    int i;
+
+    if (fs_ompi_inject_hold_path == NULL) {
+        return;
+    }
+    for (i = 0; (i < FS_OMPI_HOLD_MAX_S * 100) && (access(fs_ompi_inject_hold_path, F_OK) != 0);
+         ++i) {
+        usleep(10000);
+    }
+    if (i == FS_OMPI_HOLD_MAX_S * 100) {
+        FS_WARN("fault injection: %s did not appear within %d s: connecting anyway",
+                fs_ompi_inject_hold_path, FS_OMPI_HOLD_MAX_S);
+    }
+    free(fs_ompi_inject_hold_path);
+    fs_ompi_inject_hold_path = NULL;
+}
+
+/* One of pml_failstop_inject's comma-separated items: "RANK:after=N[:SIGNAL]",
+ * "RANK:at=PHASE[:SIGNAL]" (SIGNAL by number or name; PHASE one of
  * fs_ompi_phase_names or "connect", the first message to a peer nothing was
- * exchanged with). */
+ * exchanged with) or "RANK:hold=PATH". */
 static int fs_ompi_inject_one(const char *spec)
 {
     unsigned long long after = 0;
@@ -282,14 +324,17 @@ static int fs_ompi_inject_one(const char *spec)
     if ((spec == NULL) || (*spec == '\0')) {
         return OMPI_SUCCESS;
     }
+    if (strstr(spec, ":hold=") != NULL) {
+        return fs_ompi_inject_hold_one(spec);
+    }
     n = sscanf(spec, "%d:after=%llu:%31s", &rank, &after, signame);
     if (n < 2) {
         n  = sscanf(spec, "%d:at=%31[a-z]:%31s", &rank, phase, signame);
         at = 1;
     }
     if (n < 2) {
-        FS_ERROR("pml_failstop_inject: '%s' is not RANK:after=N[:SIGNAL] or "
-                 "RANK:at=PHASE[:SIGNAL]", spec);
+        FS_ERROR("pml_failstop_inject: '%s' is not RANK:after=N[:SIGNAL], "
+                 "RANK:at=PHASE[:SIGNAL] or RANK:hold=PATH", spec);
         return OMPI_ERR_BAD_PARAM;
     }
     sig = fs_ompi_inject_signal(signame);

@@ -196,6 +196,7 @@ void fs_ompi_mark(const char *what, int code);      /* this process's record */
 __attribute__((noreturn)) void fs_ompi_runtime_end(void);
 int  fs_ompi_runtime_is_watched(void);              /* between PML init and fini */
 int  fs_ompi_inject_setup(const char *spec);
+void fs_ompi_inject_hold(void);
 
 /* Points of a process's life where pml_failstop_inject "RANK:at=PHASE" can
  * end it (tests of death inside each phase, docs/PARAMETERS.md). */

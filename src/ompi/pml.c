@@ -270,6 +270,7 @@ static int fs_ompi_add_procs(ompi_proc_t **procs, size_t nprocs)
          * Open MPI's fence, and failstop-run ends the job */
         up_marked = 1;
         fs_ompi_status_mark("up", OMPI_PROC_MY_NAME->vpid, 0);
+        fs_ompi_inject_hold();
     }
     fs_ompi_lock();
     /* start at our own rank so not everyone wires up to rank 0 first */

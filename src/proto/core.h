@@ -183,8 +183,9 @@ int         fs_engine_depart_test(fs_engine_t *engine);
  * closes the endpoints to these peers, waiting at most finalize_timeout_ms. */
 void        fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count);
 /* Finishes the transport's connection setup with these peers now (all
- * processes call it in MPI_Init), waiting at most timeout seconds:
- * src/proto/wireup.c says why. */
+ * processes call it in MPI_Init), waiting at most timeout seconds, or until
+ * the host's verdict bound if later (a link a network outage holds down
+ * connects once it ends): src/proto/wireup.c says why. */
 void        fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
                               double timeout);
 /* The failure detector found the process of ep failed (a suspicion is

@@ -376,6 +376,9 @@ enum { FS_CHAN_OK = 0, FS_CHAN_HOLE, FS_CHAN_DEAD };
 void        fs_chan_lose(fs_comm_t *comm, int32_t rank, uint16_t seq);
 /* The messages before the lost one are in: the channel is dead now. */
 void        fs_chan_die(fs_comm_t *comm, int32_t rank);
+/* By when ep's fate must be known: cause_wait_ms from now, or the host's
+ * verdict bound if later; ep may be NULL (any peer). */
+double      fs_peer_fate_deadline(fs_engine_t *engine, fs_ep_t *ep);
 /* ep's link broke with no known cause (row of class FLUSH): its operations
  * wait for the peer's fate, at most cause_wait_ms (then the break is local). */
 void        fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);

@@ -272,13 +272,21 @@ static void fs_engine_settle_abandoned(fs_engine_t *engine)
 
 void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
 {
-    double deadline;
+    double start, deadline;
     size_t i;
 
     fs_engine_depart(engine);
     fs_engine_release_unreceived(engine, 0);
     fs_engine_settle_abandoned(engine);
-    deadline = fs_time_now() + engine->params->finalize_timeout_ms * 1e-3;
+    /* a close waits for the BYE and DONE to be delivered: across a network
+     * outage the job tolerates, that is until the detector would have
+     * found the peer gone (a close given up early breaks the link under a
+     * peer that has not taken our BYE yet, which reads it as our death) */
+    start    = fs_time_now();
+    deadline = fs_peer_fate_deadline(engine, NULL);
+    if (deadline < start + engine->params->finalize_timeout_ms * 1e-3) {
+        deadline = start + engine->params->finalize_timeout_ms * 1e-3;
+    }
     for (i = 0; i < count; ++i) {
         fs_ep_t *ep = eps[i];
         if (ep->tl_ep != NULL) {
@@ -295,7 +303,7 @@ void fs_engine_leave(fs_engine_t *engine, fs_ep_t *const *eps, size_t count)
         fs_ep_transition(ep, FS_EP_CLOSED);
     }
     if (fs_ctrl_drain(engine, deadline)) {
-        FS_WARN("finalize: endpoints still closing after %d ms; giving up on them",
-                engine->params->finalize_timeout_ms);
+        FS_WARN("finalize: endpoints still closing after %.0f ms; giving up on them",
+                (fs_time_now() - start) * 1e3);
     }
 }

@@ -41,11 +41,11 @@ void fs_req_untrack(fs_req_t *req)
 /* By when ep's fate must be known: cause_wait_ms from now, or later if the
  * host's failure detector needs longer to decide on a process that died
  * now (during start-up it allows a grace for the first heartbeat). */
-static double fs_peer_fate_deadline(fs_engine_t *engine, fs_ep_t *ep)
+double fs_peer_fate_deadline(fs_engine_t *engine, fs_ep_t *ep)
 {
     double deadline = fs_time_now() + engine->params->cause_wait_ms * 1e-3;
 
-    if ((ep != NULL) && (engine->host->fate_deadline != NULL)) {
+    if (engine->host->fate_deadline != NULL) {
         double verdict = engine->host->fate_deadline(engine->host_arg, ep);
         if (verdict > deadline) {
             deadline = verdict;

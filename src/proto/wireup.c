@@ -9,7 +9,11 @@
  * lifecycle test tf_life_connect over TCP).  Flushing every new endpoint
  * while all processes are in MPI_Init (each progresses while it waits for
  * the others) finishes the setup there, so a later death meets established
- * connections, whose errors UCX reports.  The wait is bounded; a peer that
+ * connections, whose errors UCX reports.  The wait is bounded: by
+ * cause_wait_ms, or the failure detector's verdict bound if later, so that
+ * a link a network outage holds down (a flap during MPI_Init: connects
+ * fail until the link and its neighbour entries are back) links once the
+ * outage ends, and a peer that is gone is failed by then; a peer that
  * fails meanwhile is handled as any failure.
  *
  * Until its flush completes, an endpoint's link is unproven: a link error
@@ -149,10 +153,14 @@ static void fs_wire_give_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t cou
 void fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
                        double timeout)
 {
-    double deadline = fs_time_now() + timeout;
+    /* fixed now: the detector's bound moves on with the clock */
+    double start = fs_time_now(), deadline = fs_peer_fate_deadline(engine, NULL);
     size_t i;
     int pending;
 
+    if (deadline < start + timeout) {
+        deadline = start + timeout;
+    }
     if (engine->tl_ops->ep_flush == NULL) {
         return;
     }
@@ -176,6 +184,7 @@ void fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
     pending = fs_wire_pending(eps, count);
     if (pending) {
         FS_WARN("connection setup with %d process(es) not finished within %.0f ms: "
-                "it finishes at first contact", pending, timeout * 1e3);
+                "it finishes at first contact", pending,
+                (deadline - start) * 1e3);
     }
 }

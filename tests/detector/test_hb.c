@@ -162,6 +162,7 @@ static fs_hb_t *t_pair_start(int leave, pid_t *child_p)
     fs_params_defaults(&params);
     params.hb_timeout_ms        = 60000;
     params.hb_timeout_remote_ms = 60000;
+    params.hb_timeout_host_ms   = 60000;
     cr_assert_eq(fs_hb_start(&params, &fs_dg_udp_ops, &hb), FS_OK);
     fs_hb_address(hb, &addrs[1], &lens[1]);
     *child_p = t_child_detector(&params, leave, addrs, lens, child_addr);

@@ -43,8 +43,9 @@ struct sim {
     /* on the first suspicion of trap_rank, kill trap_kill[] at once */
     uint32_t   trap_rank, trap_n, trap_kill[SIM_MAX];
     double     trap_at;
-    /* messages of drop_type about drop_subject to drop_to are lost */
-    uint32_t   drop_to, drop_subject;
+    /* messages of drop_type about drop_subject to drop_to are lost (the
+     * first drop_max of them, if not 0) */
+    uint32_t   drop_to, drop_subject, drop_max, dropped;
     uint8_t    drop_type;
     /* hosts: rank r on host r / per_host (0: all on one host); between
      * cut_from and cut_until host cut_host's link is down */
@@ -108,7 +109,9 @@ static void sim_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
     cr_assert_lt(to, s->n);
     cr_assert_leq(len, sizeof(m.data));
     if ((to == s->drop_to) && (msg->type == s->drop_type) &&
-        (msg->subject == s->drop_subject)) {
+        (msg->subject == s->drop_subject) &&
+        ((s->drop_max == 0) || (s->dropped < s->drop_max))) {
+        ++s->dropped;
         return;
     }
     if ((s->per_host > 0) && (s->now >= s->cut_from) && (s->now < s->cut_until) &&
@@ -196,12 +199,15 @@ static const fs_det_ops_t sim_ops_hosts = {sim_send, sim_failed, sim_excluded,
                                            sim_host, sim_partitioned};
 
 #define T_TIMEOUT_REMOTE (2.5 * T_TIMEOUT)
+#define T_TIMEOUT_HOST   (4.5 * T_TIMEOUT)
 
-/* per_host 0: one host; else per_host ranks per host, remote timeout. */
+/* per_host 0: one host; else per_host ranks per host, remote and host
+ * timeouts. */
 static sim_t *sim_create_hosts(uint32_t n, uint64_t seed, uint32_t per_host)
 {
     fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE, T_JOB,
-                           per_host ? T_TIMEOUT_REMOTE : 0};
+                           per_host ? T_TIMEOUT_REMOTE : 0,
+                           per_host ? T_TIMEOUT_HOST : 0};
     sim_t *s            = calloc(1, sizeof(*s));
     uint32_t r, q;
 
@@ -674,12 +680,68 @@ Test(det_sim, a_flap_shorter_than_the_remote_timeout_suspects_nobody)
     sim_destroy(s);
 }
 
+/* An outage longer than the remote timeout but shorter than the host's (a
+ * 2 s flap, which Linux makes up to 3 s of silence), on either side of the
+ * ring, at 1 and 2 ranks a host: the observers on both sides suspect, probe
+ * the silent host, and nobody answers until the link is back; then it
+ * does, and nobody is failed.  Without the host check the remote timeout
+ * was final: every host of a flapping link lost its ranks. */
+static void t_outage(uint32_t n, uint32_t per_host, uint32_t cut, double len)
+{
+    sim_t *s = sim_create_hosts(n, 30 + n + cut, per_host);
+    uint32_t r;
+
+    s->cut_host  = cut;
+    s->cut_from  = 1.0;
+    s->cut_until = 1.0 + len;
+    sim_run(s, 1.0 + len + 3 * T_TIMEOUT_HOST);
+    sim_check_exact(s, "outage shorter than the host timeout");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    for (r = 0; r < n; ++r) {
+        cr_expect(!s->p[r].partitioned && !s->p[r].dead, "%u ended", r);
+    }
+    sim_destroy(s);
+}
+
+Test(det_sim, an_outage_shorter_than_the_host_timeout_suspects_nobody)
+{
+    double len = T_TIMEOUT_HOST - 3 * T_PERIOD;
+
+    cr_assert_gt(len, T_TIMEOUT_REMOTE + 3 * T_PERIOD);
+    t_outage(6, 2, 2, len);
+    t_outage(6, 2, 0, len);
+    t_outage(6, 2, 1, len);
+    t_outage(4, 1, 1, len);
+    t_outage(9, 3, 1, len);
+}
+
+/* Five outages in a row, each past the remote timeout, 0.5 s apart: the
+ * checks that end when a host answers leave nothing behind. */
+Test(det_sim, repeated_outages_suspect_nobody)
+{
+    sim_t *s = sim_create_hosts(6, 37, 2);
+    double t = 1.0, len = T_TIMEOUT_REMOTE + 2 * T_PERIOD;
+    int i;
+
+    for (i = 0; i < 5; ++i) {
+        s->cut_host  = (uint32_t)(i % 3);
+        s->cut_from  = t;
+        s->cut_until = t + len;
+        sim_run(s, t + len + 0.5);
+        t += len + 0.5;
+    }
+    sim_run(s, t + 2 * T_TIMEOUT_HOST);
+    sim_check_exact(s, "repeated outages");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    sim_destroy(s);
+}
+
 /* host cut's link goes down for good at t = 1 (its processes alive): the
  * others fail them; they find themselves on the minority side and end. */
 static void t_partition(uint32_t n, uint32_t per_host, uint32_t cut)
 {
     sim_t *s = sim_create_hosts(n, 22 + n, per_host);
-    double bound = 1.0 + (n / 2 + 1) * (T_TIMEOUT_REMOTE + T_PERIOD) + T_PROP;
+    double bound = 1.0 + (n / 2 + 1) * (T_TIMEOUT_HOST + 2 * T_PERIOD) + T_PROP;
     uint32_t r;
 
     s->cut_host  = cut;
@@ -733,29 +795,47 @@ Test(det_sim, one_host_survives_losing_a_majority)
 }
 
 /* A host crashes (all its processes at once): the observer of its last
- * rank suspects it after the remote timeout and probes the rest of the host
- * at once, instead of one remote timeout per rank. */
-Test(det_sim, a_crashed_host_is_found_in_one_timeout_and_a_probe)
+ * rank suspects it after the remote timeout and probes the rest of the
+ * host, which stays silent: all of them are failed when the host has been
+ * silent for the host timeout, not one timeout per rank. */
+Test(det_sim, a_crashed_host_is_found_in_one_host_timeout)
 {
     sim_t *s = sim_create_hosts(12, 24, 4);
-    double bound = T_TIMEOUT_REMOTE + T_PERIOD + 3 * T_PERIOD + T_PROP;
+    double bound = T_TIMEOUT_HOST + 2 * T_PERIOD + T_PROP;
     uint32_t r;
 
     sim_run(s, 1.0);
     for (r = 4; r < 8; ++r) {
         sim_kill(s, r);
     }
-    sim_run(s, 1.0 + 4 * (T_TIMEOUT_REMOTE + T_PERIOD));
+    sim_run(s, 1.0 + 4 * (T_TIMEOUT_HOST + T_PERIOD));
     sim_check_exact(s, "host crash");
     for (r = 4; r < 8; ++r) {
         cr_expect_leq(sim_learn_delay(s, r), bound, "rank %u known after %.3f s", r,
                       sim_learn_delay(s, r));
+        cr_expect_geq(sim_learn_delay(s, r), T_TIMEOUT_HOST, "rank %u known after %.3f s, "
+                      "before its host could have come back", r, sim_learn_delay(s, r));
     }
     sim_destroy(s);
 }
 
+/* The same with one rank a host: nobody else can answer for it. */
+Test(det_sim, a_crashed_host_of_one_rank_is_found_in_one_host_timeout)
+{
+    sim_t *s = sim_create_hosts(6, 26, 1);
+    double bound = T_TIMEOUT_HOST + 2 * T_PERIOD + T_PROP;
+
+    sim_run(s, 1.0);
+    sim_kill(s, 3);
+    sim_run(s, 1.0 + 3 * (T_TIMEOUT_HOST + T_PERIOD));
+    sim_check_exact(s, "one-rank host crash");
+    cr_expect_leq(sim_learn_delay(s, 3), bound);
+    sim_destroy(s);
+}
+
 /* One process of a remote host goes silent (hung, no transport report):
- * its host answers the probe, and only it is failed. */
+ * its host answers the probe, and only it is failed, at the remote
+ * timeout and 3 periods, not the host's. */
 Test(det_sim, a_probe_spares_the_live_processes_of_the_host)
 {
     sim_t *s = sim_create_hosts(12, 25, 4);
@@ -765,5 +845,7 @@ Test(det_sim, a_probe_spares_the_live_processes_of_the_host)
     sim_run(s, 1.0 + 3 * (T_TIMEOUT_REMOTE + T_PERIOD));
     sim_check_exact(s, "one silent process");
     cr_expect_eq(SIM_SUM(s, suspicions), 1);
+    cr_expect_leq(sim_learn_delay(s, 7), T_TIMEOUT_REMOTE + 5 * T_PERIOD + T_PROP,
+                  "known after %.3f s", sim_learn_delay(s, 7));
     sim_destroy(s);
 }

@@ -10,7 +10,7 @@
  *  - survivors keep exchanging messages and finalize (their departures,
  *    seen as exits by their observers, are not failures).
  * FS_TEST_NPS: 4
- * FS_TEST_OPTS: --mca pml_failstop_hb_timeout_ms 60000 --mca pml_failstop_hb_timeout_remote_ms 60000 --mca pml_failstop_ucx_keepalive_ms 60000
+ * FS_TEST_OPTS: --mca pml_failstop_hb_timeout_ms 60000 --mca pml_failstop_hb_timeout_remote_ms 60000 --mca pml_failstop_hb_timeout_host_ms 60000 --mca pml_failstop_ucx_keepalive_ms 60000
  * FS_TEST_FAULT: 1
  */
 #include "faulttest.h"
