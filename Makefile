@@ -18,7 +18,14 @@
 #   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
 #   make bench-osu       OSU 7.4 vs pml ucx and ob1, shm and TCP -> docs/perf/osu.md
 #   make bench-osu-ofi   OSU over failstop's OFI transport vs pml cm (mtl ofi) and ob1
-#   make hosts-test      the MPI suite and fault tests across 3 simulated hosts
+#   make hosts-test      the MPI suite and fault tests across 3 simulated hosts, link
+#                        flaps across 3 and 6 (FS_HOSTS_REPEAT loops: make test 3)
+#   make soak            every fault test 20 times in a row per transport and launcher
+#                        (soak-mpi: the MPI suite; soak-hosts: across hosts, flaps
+#                        included; hours: run before resolving an issue that touched
+#                        a fault path)
+#   make bench-flap      the longest flap that costs nothing, and the time to exclude a
+#                        cut-off host, at 3 and 6 hosts -> docs/perf/flap.md
 #   make conformance     MPICH's MPI test suite over failstop and over ob1
 #   make test-ompi5      build and test against Open MPI 5 in a Debian 13 chroot
 #   make fuzz            libFuzzer on AM headers and detector datagrams (FUZZ_SECONDS each)
@@ -111,7 +118,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: soak soak-mpi soak-hosts bench-flap validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(REPORTER) $(PROBE) $(TOPO) $(VALIDATE) $(PC_FILE) $(UNIT_BIN) \
@@ -266,6 +273,17 @@ external-test: all
 hosts-test: all
 	@FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-10} bash tests/hosts/run.sh $(BUILD)
 
+# Every fault test 20 times in a row, per transport and launcher: the MPI
+# suite's fault tests over UCX shared memory and TCP and the OFI providers
+# (mpi-test with every loop at 20), then everything across hosts (the
+# fault tests, net.sh, flap.sh at 3 and 6 hosts).  CI runs the same loops
+# fewer times (make test).
+soak: soak-mpi soak-hosts
+soak-mpi: all
+	@$(MAKE) --no-print-directory mpi-test REPEAT=20 TCP_REPEAT=20 OFI_REPEAT=20 OFI_LIFE_REPEAT=20
+soak-hosts: all
+	@$(MAKE) --no-print-directory hosts-test FS_HOSTS_REPEAT=20
+
 # MPICH's MPI test suite (../shared/third_party/), built into $(BUILD)/conformance,
 # each test over failstop and over ob1; fails if one passes over ob1 only
 conformance: all
@@ -384,6 +402,9 @@ bench-killtime-ofi: all
 	    bash bench/killtime.sh $(BUILD)
 
 # kill, node crash and partition across 3 and 6 simulated hosts -> docs/perf/hosts.md
+bench-flap: all
+	@bash bench/flap.sh $(BUILD)
+
 bench-hosts: all
 	@bash bench/hosts.sh $(BUILD)
 

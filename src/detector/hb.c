@@ -630,6 +630,11 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
     hb->dg_ops->signal(hb->dg);
 }
 
+int fs_hb_is_remote(fs_hb_t *hb, uint32_t rank)
+{
+    return (rank < hb->det_cfg.n) && fs_hb_remote(hb, rank);
+}
+
 double fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank)
 {
     return fs_det_timeout_of(hb->det, rank);

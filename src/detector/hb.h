@@ -57,6 +57,8 @@ double      fs_hb_verdict_bound(fs_hb_t *hb);
  * hb_timeout_remote_ms for a process on another host).  Detector thread
  * only: from the host callbacks. */
 double      fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank);
+/* 1 if rank runs on another host (network stack); the same thread rule. */
+int         fs_hb_is_remote(fs_hb_t *hb, uint32_t rank);
 
 /* The local engine found rank failed (any thread). */
 void        fs_hb_report(fs_hb_t *hb, uint32_t rank);

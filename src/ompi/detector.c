@@ -63,7 +63,14 @@ double fs_ompi_fate_deadline(void *host_arg, fs_ep_t *ep)
 static void fs_ompi_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)
 {
     (void)arg;
-    if (cause == FS_DET_CAUSE_TIMEOUT) {
+    if ((cause == FS_DET_CAUSE_TIMEOUT) && fs_hb_is_remote(fs_ompi.hb, rank)) {
+        /* the host check (src/failure/det_hosts.c) decided */
+        FS_WARN("process %u (rank in MPI_COMM_WORLD), on another host: no heartbeat "
+                "for %.0f ms, and no answer to the host check since (its host "
+                "answered without it, or stayed silent for %d ms): it is excluded "
+                "from the job", rank, fs_hb_timeout_of(fs_ompi.hb, rank) * 1e3,
+                fs_ompi.params.hb_timeout_host_ms);
+    } else if (cause == FS_DET_CAUSE_TIMEOUT) {
         FS_WARN("process %u (rank in MPI_COMM_WORLD): no heartbeat for %.0f ms, "
                 "suspected: it is excluded from the job", rank,
                 fs_hb_timeout_of(fs_ompi.hb, rank) * 1e3);

@@ -4,9 +4,10 @@
 # down and up while x_flap (tests/mpi/x_flap.c) exchanges checked messages
 # in both directions, point-to-point and collectives, eager and rendezvous
 # sizes.  Scenarios (each a job of its own):
-#   flap0.1 flap0.3 flap1 flap2   one flap of that many seconds (mix)
+#   flap0.1 flap0.3 flap1 flap2   one flap of that many seconds (mix;
+#              any flapS in FS_FLAP_SCENARIOS: S seconds)
 #   flaps5     five 0.3 s flaps, one every 2 s (mix)
-#   wireup     a flap (FS_FLAP_PHASE_S: 1 s) while every rank connects to the others: each is
+#   wireup     a flap (FS_FLAP_PHASE_S: 2 s) while every rank connects to the others: each is
 #              held past MPI_Init's address exchange (pml_failstop_inject
 #              RANK:hold=PATH) until the link is down
 #   rndv       a flap during 64 MiB rendezvous transfers across hosts
@@ -17,6 +18,12 @@
 #   failure, an error or a cut-off), every payload checked, every rank OK,
 #   failstop-run --strict exits 0, and the flap fell where the scenario
 #   says (x_flap's own account: busy, MPI_Init, MPI_Finalize times).
+#   hold       hH's link down for 10 s, with hb_timeout_host_ms raised to
+#              20 s: the transport's established links hold through an
+#              outage of more than twice the default tolerance (its own
+#              timeouts are longer: docs/DESIGN.md, "Who declares a process
+#              failed"), so that within the tolerance only the detector
+#              decides; as above, nobody suspected and exit 0 (3 hosts only)
 #   outage     hH's link down for FS_FLAP_OUTAGE_S (8) s, longer than the
 #              tolerance, then up: the others get the class for hH's ranks
 #              and finish (x_net, tests/mpi/x_net.c), hH's ranks end (the
@@ -45,8 +52,8 @@ REPEAT=${FS_FLAP_REPEAT:-3}
 ONLY=${FS_FLAP_ONLY:-.}
 LIMIT=${FS_FLAP_LIMIT:-90}
 OUTAGE=${FS_FLAP_OUTAGE_S:-8}
-PHASE_S=${FS_FLAP_PHASE_S:-1}   # the flap of wireup, rndv, coll and fin
-SCENARIOS="flap0.1 flap0.3 flap1 flap2 flaps5 wireup rndv coll fin outage"
+PHASE_S=${FS_FLAP_PHASE_S:-2}   # the flap of wireup, rndv, coll and fin
+SCENARIOS=${FS_FLAP_SCENARIOS:-flap0.1 flap0.3 flap1 flap2 flaps5 wireup rndv coll fin hold outage}
 # shellcheck source=hosts.sh
 . "$HERE/hosts.sh"
 
@@ -111,6 +118,7 @@ act() {
     # rndv's cue comes with a 64 MiB transfer in flight (0.4 s or more)
     [ "$1" = rndv ] || sleep 0.5
     case $1 in
+    hold) link_flap 10 ;;
     flap*s5) for ((i = 0; i < 5; i++)); do
                  [ "$i" -gt 0 ] && sleep 1.7
                  link_flap 0.3
@@ -152,21 +160,24 @@ check_phase() {
 
 # run SCENARIO: one job; prints PASS/FAIL; returns 0 if passed
 run() {
-    local sc=$1 out=$HOSTS_DIR/out rc why="" ok t0=$SECONDS left secs=6 mode=mix inject="" r
-    local prog=("$PROG") strict=1
+    local sc=$1 out=$HOSTS_DIR/out rc why="" ok t0=$SECONDS left secs=5 mode=mix inject="" r
+    local prog=("$PROG") strict=1 opts=()
     rm -rf "$ST" "$HOSTS_DIR"/{ready,finalize,down,up,go}
     mkdir -p "$ST"
     hosts_run "$H" rm -rf "$ST"
     hosts_run "$H" mkdir -p "$ST"
+    # traffic goes on until the detector would have decided on the
+    # silence (hb_timeout_host_ms after the flap's start) and beyond
     case $sc in
-    flap2) secs=7 ;;
     flaps5) secs=12 ;;
+    flap*) secs=$(awk -v f="${sc#flap}" 'BEGIN { printf "%d", f + 5.99 }') ;;
+    hold) secs=16 opts=(--mca pml_failstop_hb_timeout_host_ms 20000) ;;
     wireup) secs=4
             for ((r = 0; r < NP; r++)); do inject+="${inject:+,}$r:hold=$HOSTS_DIR/go"; done ;;
     rndv) mode=rndv secs=5 ;;
     coll) mode=coll secs=5 ;;
     fin) mode=fin secs=2 ;;
-    outage) secs=$((OUTAGE + 6)) strict= ;;
+    outage) secs=$((OUTAGE + 2)) strict= ;;
     esac
     if [ "$sc" = outage ]; then
         prog=("$XNET" "$secs" "h$H")
@@ -175,7 +186,7 @@ run() {
     fi
     # --strict: every rank exits 0 (not for outage, whose cut-off ranks end)
     hosts_run 1 timeout -k 5 "$LIMIT" "$RUN" ${strict:+--strict} --verbose --status-dir "$ST" \
-        ${inject:+--mca pml_failstop_inject "$inject"} -np "$NP" "${prog[@]}" \
+        ${inject:+--mca pml_failstop_inject "$inject"} "${opts[@]}" -np "$NP" "${prog[@]}" \
         > "$out" 2>&1 < /dev/null &
     local job=$!
     act "$sc" > "$HOSTS_DIR/act.out" 2>&1 || why="$(cat "$HOSTS_DIR/act.out")"
@@ -250,6 +261,7 @@ for HN in ${FS_FLAP_HOSTS:-3 6}; do
     for ((k = 1; k <= REPEAT; k++)); do
         for sc in $SCENARIOS; do
             [[ $sc =~ $ONLY ]] || continue
+            [ "$sc" = hold ] && [ "$HN" -gt 3 ] && continue
             run "$sc" || fail=1
         done
     done

@@ -6,8 +6,13 @@
 #   - the failure-free MPI suite (t_*) once at 6 ranks: shared memory inside
 #     a host, UCX TCP between hosts;
 #   - fault tests whose victims land on other hosts, FS_HOSTS_REPEAT times;
-#   - tests/hosts/net.sh: link flap, packet loss (and delay where the kernel
-#     has netem), node crash and partition, FS_HOSTS_REPEAT times each;
+#   - tests/hosts/net.sh: packet loss, delay, a cut at start-up, a killed
+#     rank, a killed daemon, node crash and partition, FS_HOSTS_REPEAT times
+#     each;
+#   - tests/hosts/flap.sh: link flaps (0.1-2 s, five in a row, during
+#     wire-up, a 64 MiB rendezvous, MPI_Allreduce, MPI_Finalize; an outage
+#     the transport holds; one longer than the tolerance) at 3 and 6 hosts,
+#     FS_HOSTS_REPEAT times each;
 #   - tests/hosts/validate.sh: failstop-validate's scenarios once each.
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
@@ -43,6 +48,7 @@ FS_TEST_LAUNCHER="$LAUNCH" FS_TEST_FAILSTOP_TESTS=1 FS_TEST_CONFIGS=shm \
 # partition), FS_HOSTS_REPEAT times each, on hosts of its own
 hosts_down
 FS_NET_REPEAT="$REPEAT" bash "$HERE/net.sh" "$BUILD" || fail=1
+FS_FLAP_REPEAT="$REPEAT" bash "$HERE/flap.sh" "$BUILD" || fail=1
 # failstop-validate across the hosts, every scenario once (its exit
 # scenario found mpirun 4.1 never ending a job whose rank on another host
 # exited without MPI_Finalize); the report under the build directory
