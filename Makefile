@@ -333,7 +333,7 @@ test: deps
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory validate-test
-	@$(MAKE) --no-print-directory mpi-test REPEAT=20 TCP_REPEAT=5 TCP_FIRST_NP=1 OFI_LIFE_REPEAT=5
+	@$(MAKE) --no-print-directory mpi-test REPEAT=10 TCP_REPEAT=5 TCP_FIRST_NP=1 OFI_LIFE_REPEAT=5
 	@$(MAKE) --no-print-directory hosts-test FS_HOSTS_REPEAT=3
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory external-test

@@ -24,13 +24,11 @@ int fs_det_remote(const fs_det_t *det, uint32_t rank)
 /* The observed process p, on another host, has been silent for
  * timeout_remote: the host check starts.  p and the predecessors the ring
  * would watch next on p's host are PROBEd every period (fs_det_probe_step),
- * until one of them answers and 3 periods have passed (the host is
- * reachable: those still silent, hung or dead, are failed; p, if it
- * answered, was only behind an outage), or none has answered for
- * timeout_host since p was last heard (the host is gone, or cut off for
- * longer than an outage the job tolerates: all are failed).  While p
- * answered and nobody else did (p alone on its host), the check runs out
- * at timeout_host failing nobody. */
+ * until p answers (it is alive: the check is over), another of them
+ * answers and 3 periods pass (the host is reachable: those still silent,
+ * hung or dead, are failed), or none has answered for timeout_host since p
+ * was last heard (the host is gone, or cut off for longer than an outage
+ * the job tolerates: all are failed). */
 void fs_det_probe_host(fs_det_t *det, uint32_t p, double now)
 {
     const fs_det_config_t *c = &det->cfg;
@@ -109,8 +107,14 @@ void fs_det_probe_step(fs_det_t *det, double now)
     const fs_det_config_t *c = &det->cfg;
     uint32_t i;
 
-    /* the verdict fails only those that did not answer: the observed one,
-     * if it answered, is alive (its beat restarted its timeout) */
+    if (det->probe_ok[0]) {
+        /* the observed answered: alive (its beat restarted its timeout),
+         * and the check is over; its host-mates have observers of their
+         * own.  A check that went on would hold the next one off if it
+         * fell silent again. */
+        det->nprobe = 0;
+        return;
+    }
     if ((now - det->probe_mate_at >= 3.0 * c->period) ||
         ((det->probe_mate_at == HUGE_VAL) && (now - det->probe_since >= c->timeout_host))) {
         fs_det_probe_fail(det, now);

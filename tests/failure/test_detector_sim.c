@@ -201,13 +201,13 @@ static const fs_det_ops_t sim_ops_hosts = {sim_send, sim_failed, sim_excluded,
 #define T_TIMEOUT_REMOTE (2.5 * T_TIMEOUT)
 #define T_TIMEOUT_HOST   (4.5 * T_TIMEOUT)
 
-/* per_host 0: one host; else per_host ranks per host, remote and host
- * timeouts. */
-static sim_t *sim_create_hosts(uint32_t n, uint64_t seed, uint32_t per_host)
+/* per_host 0: one host; else per_host ranks per host, these remote and
+ * host timeouts. */
+static sim_t *sim_create_timeouts(uint32_t n, uint64_t seed, uint32_t per_host,
+                                  double t_remote, double t_host)
 {
     fs_det_config_t cfg = {n, 0, T_PERIOD, T_TIMEOUT, T_GRACE, T_JOB,
-                           per_host ? T_TIMEOUT_REMOTE : 0,
-                           per_host ? T_TIMEOUT_HOST : 0};
+                           per_host ? t_remote : 0, per_host ? t_host : 0};
     sim_t *s            = calloc(1, sizeof(*s));
     uint32_t r, q;
 
@@ -232,6 +232,11 @@ static sim_t *sim_create_hosts(uint32_t n, uint64_t seed, uint32_t per_host)
                                    &s->p[r], &s->p[r].det), FS_OK);
     }
     return s;
+}
+
+static sim_t *sim_create_hosts(uint32_t n, uint64_t seed, uint32_t per_host)
+{
+    return sim_create_timeouts(n, seed, per_host, T_TIMEOUT_REMOTE, T_TIMEOUT_HOST);
 }
 
 static sim_t *sim_create(uint32_t n, uint64_t seed)
@@ -713,6 +718,30 @@ Test(det_sim, an_outage_shorter_than_the_host_timeout_suspects_nobody)
     t_outage(6, 2, 1, len);
     t_outage(4, 1, 1, len);
     t_outage(9, 3, 1, len);
+}
+
+/* A process alone on its host, behind an outage long enough for its host
+ * check, answers when the link is back: the check ends there, so that when
+ * it dies soon after (before the check would have run out: a host timeout
+ * much longer than the remote one), its observer suspects it again and
+ * fails it.  A check that ran on held the next one off for ever. */
+Test(det_sim, a_process_that_answered_its_host_check_is_watched_again)
+{
+    double t_host = 4 * T_TIMEOUT_REMOTE;
+    sim_t *s      = sim_create_timeouts(4, 39, 1, T_TIMEOUT_REMOTE, t_host);
+    double back   = 1.0 + T_TIMEOUT_REMOTE + 3 * T_PERIOD;
+
+    s->cut_host  = 2;
+    s->cut_from  = 1.0;
+    s->cut_until = back;
+    sim_run(s, back + 0.2);
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    sim_kill(s, 2);
+    sim_run(s, back + 0.2 + t_host + 2 * T_TIMEOUT_REMOTE);
+    sim_check_exact(s, "dead after its host check");
+    cr_expect_leq(sim_learn_delay(s, 2), t_host + T_PERIOD + T_PROP, "known after %.3f s",
+                  sim_learn_delay(s, 2));
+    sim_destroy(s);
 }
 
 /* Five outages in a row, each past the remote timeout, 0.5 s apart: the

@@ -234,6 +234,20 @@ static inline void *mt_zalloc(size_t n)
     return p;
 }
 
+/* Every rank's processor name (its host), MPI_MAX_PROCESSOR_NAME bytes
+ * each in rank order; the caller frees it.  Collective on MPI_COMM_WORLD. */
+static inline char *mt_host_names(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = {0}, *all;
+    int len = 0;
+
+    MT_CHECK(MPI_Get_processor_name(name, &len));
+    all = mt_zalloc((size_t)mt_size() * MPI_MAX_PROCESSOR_NAME);
+    MT_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
+                           MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD));
+    return all;
+}
+
 static inline double mt_now(void) { return MPI_Wtime(); }
 
 /* Only for the deliberate synchronous-send timing check. */

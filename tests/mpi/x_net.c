@@ -55,13 +55,9 @@ static double xn_wall(void)
 
 static void xn_hosts(xn_t *x, const char *cut)
 {
-    char name[MPI_MAX_PROCESSOR_NAME] = {0}, *all;
-    int len = 0, r;
+    char *all = mt_host_names();
+    int r;
 
-    MT_CHECK(MPI_Get_processor_name(name, &len));
-    all = mt_zalloc((size_t)x->n * MPI_MAX_PROCESSOR_NAME);
-    MT_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
-                           MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD));
     for (r = 0; r < x->n; r++) {
         x->cut[r] = (cut[0] == 'r') ? (atoi(cut + 1) == r)
                                     : strcmp(cut, all + (size_t)r * MPI_MAX_PROCESSOR_NAME) == 0;
