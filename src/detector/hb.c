@@ -66,8 +66,10 @@ struct fs_hb {
     size_t             pub_len;     /* then fs_pw_id_t */
     fs_det_stats_t     stats_copy;
     int                multi_host;   /* some process is on another host */
-    /* engine reports: any thread; a bitmap */
+    /* engine reports and checks (fs_hb_check): any thread; bitmaps */
     _Atomic uint64_t  *reported;
+    _Atomic uint64_t  *checked;
+    atomic_uint        checks;
     uint32_t           early[FS_HB_EARLY];  /* under lock, before arm */
     unsigned           nearly;
     atomic_uint        reports;
@@ -205,12 +207,20 @@ static void fs_hb_partitioned(void *arg, uint32_t lost, uint32_t view)
     hb->host.partitioned(hb->host.arg, lost, view);
 }
 
+static int fs_hb_exited(void *arg, uint32_t rank)
+{
+    fs_hb_t *hb = arg;
+
+    return fs_pw_exited(&hb->peers[hb->det_cfg.me].proc, &hb->peers[rank].proc);
+}
+
 static const fs_det_ops_t fs_hb_det_ops = {
     .send        = fs_hb_send,
     .failed      = fs_hb_failed,
     .excluded    = fs_hb_excluded,
     .host        = fs_hb_host,
     .partitioned = fs_hb_partitioned,
+    .exited      = fs_hb_exited,
 };
 
 /* ---- the thread ------------------------------------------------------------ */
@@ -257,27 +267,33 @@ static int fs_hb_commands(fs_hb_t *hb, double now)
     return run;
 }
 
-static void fs_hb_take_reports(fs_hb_t *hb, double now)
+/* Hands the ranks set in bits (counted by *count) to take, on this thread. */
+static void fs_hb_take_bits(fs_hb_t *hb, _Atomic uint64_t *bits_v, atomic_uint *count,
+                            void (*take)(fs_det_t *, uint32_t, double), double now)
 {
     uint32_t w, nwords;
 
-    if ((atomic_load_explicit(&hb->reports, memory_order_acquire) == 0) ||
-        (hb->det == NULL)) {
+    if ((atomic_load_explicit(count, memory_order_acquire) == 0) || (hb->det == NULL)) {
         return;
     }
     /* det_cfg is only read once det exists: this thread set it up under
      * the lock after fs_hb_arm wrote det_cfg */
     nwords = (hb->det_cfg.n + 63) / 64;
-    atomic_store_explicit(&hb->reports, 0, memory_order_relaxed);
+    atomic_store_explicit(count, 0, memory_order_relaxed);
     for (w = 0; w < nwords; ++w) {
-        uint64_t bits = atomic_exchange_explicit(&hb->reported[w], 0,
-                                                 memory_order_acq_rel);
+        uint64_t bits = atomic_exchange_explicit(&bits_v[w], 0, memory_order_acq_rel);
 
         while (bits != 0) {
-            fs_det_report(hb->det, w * 64 + (uint32_t)__builtin_ctzll(bits), now);
+            take(hb->det, w * 64 + (uint32_t)__builtin_ctzll(bits), now);
             bits &= bits - 1;
         }
     }
+}
+
+static void fs_hb_take_reports(fs_hb_t *hb, double now)
+{
+    fs_hb_take_bits(hb, hb->reported, &hb->reports, fs_det_report, now);
+    fs_hb_take_bits(hb, hb->checked, &hb->checks, fs_det_check, now);
 }
 
 /* Watches the observed process exit, when it runs on this host (kernel,
@@ -335,7 +351,8 @@ static int fs_hb_command_waits(fs_hb_t *hb)
     waits = hb->stop || (hb->leave && !hb->left) || (hb->armed && (hb->det == NULL));
     pthread_mutex_unlock(&hb->lock);
     return waits || ((hb->det != NULL) &&
-                     (atomic_load_explicit(&hb->reports, memory_order_acquire) != 0));
+                     ((atomic_load_explicit(&hb->reports, memory_order_acquire) != 0) ||
+                      (atomic_load_explicit(&hb->checks, memory_order_acquire) != 0)));
 }
 
 /* Sleeps until a datagram arrives, the watched process exits or the
@@ -521,7 +538,9 @@ static fs_status_t fs_hb_copy_peers(fs_hb_t *hb, uint32_t n,
     hb->peers    = calloc(n, sizeof(*hb->peers));
     hb->addr_buf = malloc(total ? total : 1);
     hb->reported = calloc((n + 63) / 64, sizeof(*hb->reported));
-    if ((hb->peers == NULL) || (hb->addr_buf == NULL) || (hb->reported == NULL)) {
+    hb->checked  = calloc((n + 63) / 64, sizeof(*hb->checked));
+    if ((hb->peers == NULL) || (hb->addr_buf == NULL) || (hb->reported == NULL) ||
+        (hb->checked == NULL)) {
         return FS_ERR_NO_MEMORY;
     }
     for (r = 0; r < n; ++r) {
@@ -630,9 +649,31 @@ void fs_hb_report(fs_hb_t *hb, uint32_t rank)
     hb->dg_ops->signal(hb->dg);
 }
 
+void fs_hb_check(fs_hb_t *hb, uint32_t rank)
+{
+    int armed;
+
+    pthread_mutex_lock(&hb->lock);
+    armed = hb->armed && (rank < hb->det_cfg.n);
+    pthread_mutex_unlock(&hb->lock);
+    if (!armed) {
+        return;                     /* before it runs, the ring decides */
+    }
+    atomic_fetch_or_explicit(&hb->checked[rank / 64], 1ull << (rank % 64),
+                             memory_order_release);
+    atomic_fetch_add_explicit(&hb->checks, 1, memory_order_release);
+    hb->dg_ops->signal(hb->dg);
+}
+
 int fs_hb_is_remote(fs_hb_t *hb, uint32_t rank)
 {
-    return (rank < hb->det_cfg.n) && fs_hb_remote(hb, rank);
+    int armed;
+
+    /* any thread: what it reads is written once, by fs_hb_arm */
+    pthread_mutex_lock(&hb->lock);
+    armed = hb->armed;
+    pthread_mutex_unlock(&hb->lock);
+    return armed && (rank < hb->det_cfg.n) && fs_hb_remote(hb, rank);
 }
 
 double fs_hb_timeout_of(fs_hb_t *hb, uint32_t rank)
@@ -706,6 +747,7 @@ void fs_hb_stop(fs_hb_t *hb)
     free(hb->peers);
     free(hb->addr_buf);
     free((void *)hb->reported);
+    free((void *)hb->checked);
     pthread_cond_destroy(&hb->cond);
     pthread_mutex_destroy(&hb->lock);
     free(hb);

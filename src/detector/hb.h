@@ -63,6 +63,10 @@ int         fs_hb_is_remote(fs_hb_t *hb, uint32_t rank);
 /* The local engine found rank failed (any thread). */
 void        fs_hb_report(fs_hb_t *hb, uint32_t rank);
 
+/* The local engine's link to rank broke as a death or a network outage
+ * breaks it (any thread): fs_det_check.  Ignored before fs_hb_arm. */
+void        fs_hb_check(fs_hb_t *hb, uint32_t rank);
+
 /* This process finalizes: announces it and stops suspecting anyone; waits
  * (bounded) until the announcement is out. */
 void        fs_hb_leave(fs_hb_t *hb, double timeout);

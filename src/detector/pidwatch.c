@@ -3,6 +3,7 @@
 #include "detector/pidwatch.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -47,4 +48,21 @@ void fs_pw_close(int fd)
     if (fd >= 0) {
         (void)close(fd);
     }
+}
+
+int fs_pw_exited(const fs_pw_id_t *self, const fs_pw_id_t *peer)
+{
+    struct pollfd pfd;
+    fs_status_t status;
+    int fd, exited;
+
+    status = fs_pw_open(self, peer, &fd);
+    if (status != FS_OK) {
+        return status == FS_ERR_PEER_FAILED;
+    }
+    pfd.fd     = fd;
+    pfd.events = POLLIN;
+    exited     = (poll(&pfd, 1, 0) == 1) && (pfd.revents & POLLIN);
+    fs_pw_close(fd);
+    return exited;
 }

@@ -33,4 +33,9 @@ void        fs_pw_self(fs_pw_id_t *id_p);
 fs_status_t fs_pw_open(const fs_pw_id_t *self, const fs_pw_id_t *peer, int *fd_p);
 void        fs_pw_close(int fd);
 
+/* 1 if the process `peer` (of this host, as for fs_pw_open) has exited --
+ * reaped, or a zombie --, 0 if it runs or cannot be told from here (a
+ * process id reused since is a running process: never an exit). */
+int         fs_pw_exited(const fs_pw_id_t *self, const fs_pw_id_t *peer);
+
 #endif

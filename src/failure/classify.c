@@ -15,6 +15,19 @@
  * code, so mixed masks take the cautious reading. */
 #define FS_CTX_CAUTIOUS    (FS_FAULT_CTX_SLOW_LINK | FS_FAULT_CTX_EP_CREATE)
 #define FS_CTX_ESTABLISHED (FS_CTX_DEATH_LINK | FS_FAULT_CTX_SLOW_LINK)
+/* Links to another host (fs_fault_cross_host): what reads as a death, or a
+ * final suspicion, on its own is a break whose cause the failure detector
+ * decides (FLUSH: the peer's fate, local if none).  Why: a timeout, an
+ * unreachable host or a reset of a connection the peer did not close come
+ * from a link flap, a middlebox or a forged packet as well as from a death;
+ * only the detector's verdict (its timeout, or the peer's host seeing the
+ * process gone) is proof.  Statuses a live peer's own side gives (a refused
+ * connect: nothing listens there; a fabric naming the endpoint destroyed)
+ * keep their reading. */
+#define FS_CTX_CROSS       FS_FAULT_CTX_CROSS_HOST
+#define FS_WHY_CROSS       "on a link to another host a network outage, a middlebox or a " \
+                           "forged reset gives it too: follows the peer's fate (the " \
+                           "failure detector's verdict), local if none"
 
 /* Row initialisers: they only fill the struct, so the table reads as data. */
 #define FS_UCX_RANGE(_first, _last, _ctx, _cls, _name, _why) \
@@ -65,6 +78,7 @@ static const fs_fault_row_t fs_fault_rows[] = {
            "died during wire-up, measured), or no transport supports PEER "
            "error handling (posix, sysv, self, cma measured: configuration): "
            "follows the peer's fate, local if none"),
+    FS_UCX(-6, FS_CTX_CROSS, FLUSH, "UCS_ERR_UNREACHABLE", FS_WHY_CROSS),
     FS_UCX(-6, FS_CTX_ESTABLISHED, PEER_SUSPECTED, "UCS_ERR_UNREACHABLE",
            "no route to an existing peer (wireup, rdmacm UNREACHABLE)"),
     FS_UCX(-7, FS_ANY, USER_ERROR, "UCS_ERR_INVALID_ADDR",
@@ -93,6 +107,7 @@ static const fs_fault_row_t fs_fault_rows[] = {
            "object already exists"),
     FS_UCX(-19, FS_ANY, USER_ERROR, "UCS_ERR_OUT_OF_RANGE",
            "argument out of range"),
+    FS_UCX(-20, FS_CTX_CROSS, FLUSH, "UCS_ERR_TIMED_OUT", FS_WHY_CROSS),
     FS_UCX(-20, FS_ANY, PEER_SUSPECTED, "UCS_ERR_TIMED_OUT",
            "an operation's timeout expired: the peer may be slow"),
     FS_UCX(-21, FS_ANY, USER_ERROR, "UCS_ERR_EXCEEDS_LIMIT",
@@ -101,14 +116,17 @@ static const fs_fault_row_t fs_fault_rows[] = {
            "operation unsupported in this configuration"),
     FS_UCX(-23, FS_ANY, PEER_FAILSTOP, "UCS_ERR_REJECTED",
            "connection refused (ECONNREFUSED, rdmacm REJECTED): nothing listens there"),
+    FS_UCX(-24, FS_CTX_CROSS, FLUSH, "UCS_ERR_NOT_CONNECTED", FS_WHY_CROSS),
     FS_UCX(-24, FS_ANY, PEER_FAILSTOP, "UCS_ERR_NOT_CONNECTED",
            "peer endpoint disconnected"),
+    FS_UCX(-25, FS_CTX_CROSS, FLUSH, "UCS_ERR_CONNECTION_RESET", FS_WHY_CROSS),
     FS_UCX(-25, FS_ANY, PEER_FAILSTOP, "UCS_ERR_CONNECTION_RESET",
            "shm keepalive found the process gone, tcp RST (measured); "
            "IB REM_OP/REM_ACCESS, rdmacm DISCONNECTED"),
     FS_UCX_RANGE(-59, -40, FS_ANY, LOCAL_FATAL,
                  "UCS_ERR_LAST_LINK_FAILURE..UCS_ERR_FIRST_LINK_FAILURE",
                  "link-failure range: local link or port, not a peer"),
+    FS_UCX(-80, FS_CTX_CROSS, FLUSH, "UCS_ERR_ENDPOINT_TIMEOUT", FS_WHY_CROSS),
     FS_UCX(-80, FS_FAULT_CTX_SLOW_LINK, PEER_SUSPECTED, "UCS_ERR_ENDPOINT_TIMEOUT",
            "IB RC/DC retries or UD ACK timeout (30 s): dead, hung or slow peer"),
     FS_UCX(-80, FS_FAULT_CTX_EP_CREATE, FLUSH, "UCS_ERR_ENDPOINT_TIMEOUT",
@@ -118,6 +136,9 @@ static const fs_fault_row_t fs_fault_rows[] = {
     FS_UCX(-80, FS_CTX_DEATH_LINK, PEER_FAILSTOP, "UCS_ERR_ENDPOINT_TIMEOUT",
            "tcp: 2-10 ms after process death (measured); a keepalive timeout "
            "(dead host) looks the same"),
+    FS_UCX_RANGE(-89, -60, FS_CTX_CROSS, FLUSH,
+                 "UCS_ERR_LAST_ENDPOINT_FAILURE..UCS_ERR_FIRST_ENDPOINT_FAILURE",
+                 FS_WHY_CROSS),
     FS_UCX_RANGE(-89, -60, FS_ANY, PEER_SUSPECTED,
                  "UCS_ERR_LAST_ENDPOINT_FAILURE..UCS_ERR_FIRST_ENDPOINT_FAILURE",
                  "other endpoint failures: scoped to the peer, cause unknown"),
@@ -131,6 +152,7 @@ static const fs_fault_row_t fs_fault_rows[] = {
     /* prov_errno is an errno only on socket providers (death links); on slow
      * links it is an ibv_wc_status, EFA or CXI code, so the errno rows must
      * not match there: cautious rows come first. */
+    FS_OFI(125, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ECANCELED", FS_WHY_CROSS),
     FS_OFI(125, 4127, FS_FAULT_CTX_SLOW_LINK, PEER_SUSPECTED,
            "FI_ECANCELED+FI_EFA_ERR_PEER_ABORTED",
            "EFA: peer aborted a transfer (also when it only closed an MR): maybe alive"),
@@ -144,17 +166,25 @@ static const fs_fault_row_t fs_fault_rows[] = {
            "socket provider: peer closed the connection under a pending operation"),
     FS_OFI(125, FS_PANY, FS_ANY, FLUSH, "FI_ECANCELED",
            "fi_cancel or teardown (prov 0, 2, -125): follows its cause"),
+    /* EFA's BAD_DEST_QPN and CXI's VNI_NOT_FOUND name a destroyed endpoint,
+     * but the reading across hosts cannot see the provider status (one row
+     * for all): the cautious one, which only costs the detector's time */
+    FS_OFI(107, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ENOTCONN", FS_WHY_CROSS),
     FS_OFI(107, FS_PANY, FS_ANY, PEER_FAILSTOP, "FI_ENOTCONN",
            "rxm (prov EPIPE), EFA 9 BAD_DEST_QPN / 14 UNKNOWN_PEER, "
            "CXI VNI_NOT_FOUND: peer endpoint gone"),
+    FS_OFI(104, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ECONNRESET", FS_WHY_CROSS),
     FS_OFI(104, FS_PANY, FS_ANY, PEER_FAILSTOP, "FI_ECONNRESET",
            "connection reset by the peer (rxm, measured once)"),
     FS_OFI(111, FS_PANY, FS_ANY, PEER_FAILSTOP, "FI_ECONNREFUSED",
            "connect refused, rdma_cm REJECTED: nothing listens there"),
+    FS_OFI(32, FS_PANY, FS_CTX_CROSS, FLUSH, "EPIPE", FS_WHY_CROSS),
     FS_OFI(32, FS_PANY, FS_ANY, PEER_FAILSTOP, "EPIPE",
            "write to a connection the peer closed (no FI_EPIPE; plain errno)"),
+    FS_OFI(108, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ESHUTDOWN", FS_WHY_CROSS),
     FS_OFI(108, FS_PANY, FS_ANY, PEER_FAILSTOP, "FI_ESHUTDOWN",
            "EQ FI_SHUTDOWN event (passed as FI_ESHUTDOWN), rdma_cm DISCONNECTED"),
+    FS_OFI(103, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ECONNABORTED", FS_WHY_CROSS),
     FS_OFI(103, 8, FS_FAULT_CTX_SLOW_LINK, PEER_FAILSTOP,
            "FI_ECONNABORTED+EFA_IO_COMP_STATUS_REMOTE_ERROR_ABORT",
            "EFA: connection reset by the remote peer"),
@@ -172,6 +202,11 @@ static const fs_fault_row_t fs_fault_rows[] = {
     FS_OFI(103, FS_PANY, FS_ANY, PEER_FAILSTOP, "FI_ECONNABORTED",
            "connection aborted on the peer's side"),
     /* verbs: EIO carries the ibv_wc_status; CXI: EIO carries a C_RC_* code */
+    FS_OFI(5, -5, FS_CTX_CROSS, FLUSH, "FI_EIO+-FI_EIO", FS_WHY_CROSS),
+    FS_OFI(5, 12, FS_CTX_CROSS, FLUSH, "FI_EIO+IBV_WC_RETRY_EXC_ERR", FS_WHY_CROSS),
+    FS_OFI(5, 13, FS_CTX_CROSS, FLUSH, "FI_EIO+IBV_WC_RNR_RETRY_EXC_ERR", FS_WHY_CROSS),
+    FS_OFI(5, 16, FS_CTX_CROSS, FLUSH, "FI_EIO+IBV_WC_REM_ABORT_ERR", FS_WHY_CROSS),
+    FS_OFI(5, 20, FS_CTX_CROSS, FLUSH, "FI_EIO+IBV_WC_RESP_TIMEOUT_ERR", FS_WHY_CROSS),
     FS_OFI(5, 11, FS_FAULT_CTX_SLOW_LINK, PEER_FAILSTOP,
            "FI_EIO+IBV_WC_REM_OP_ERR", "verbs: responder QP error"),
     FS_OFI(5, 12, FS_FAULT_CTX_SLOW_LINK, PEER_SUSPECTED,
@@ -196,10 +231,14 @@ static const fs_fault_row_t fs_fault_rows[] = {
            "message from a dead peer (measured)"),
     FS_OFI(5, FS_PANY, FS_ANY, LOCAL_FATAL, "FI_EIO",
            "I/O error with a local status"),
+    FS_OFI(2, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ENOENT", FS_WHY_CROSS),
     FS_OFI(2, FS_PANY, FS_CTX_CAUTIOUS, USER_ERROR, "FI_ENOENT",
            "no such entry (address or key lookup)"),
     FS_OFI(2, FS_PANY, FS_CTX_DEATH_LINK, PEER_FAILSTOP, "FI_ENOENT",
            "sockets: a send to a dead peer returns -FI_ENOENT at once (measured)"),
+    FS_OFI(110, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_ETIMEDOUT", FS_WHY_CROSS),
+    FS_OFI(113, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_EHOSTUNREACH", FS_WHY_CROSS),
+    FS_OFI(112, FS_PANY, FS_CTX_CROSS, FLUSH, "FI_EHOSTDOWN", FS_WHY_CROSS),
     FS_OFI(110, FS_PANY, FS_ANY, PEER_SUSPECTED, "FI_ETIMEDOUT",
            "timeout; rdma_cm ADDR/ROUTE/CONNECT_ERROR, UNREACHABLE"),
     FS_OFI(113, FS_PANY, FS_ANY, PEER_SUSPECTED, "FI_EHOSTUNREACH",
@@ -434,6 +473,17 @@ const fs_fault_row_t *fs_fault_classify(fs_fault_source_t source, int32_t code,
     /* every valid source ends with a catch-all row, so only a bad source
      * gets here */
     return &fs_fault_bad_source_row;
+}
+
+const fs_fault_row_t *fs_fault_cross_host(const fs_fault_row_t *row)
+{
+    const fs_fault_row_t *cross;
+
+    /* a range row stands for every code in it; a provider-specific row is
+     * looked up with its own provider status */
+    cross = fs_fault_classify(row->source, row->code, row->prov_errno,
+                              row->contexts | FS_FAULT_CTX_CROSS_HOST);
+    return (cross->contexts == FS_FAULT_CTX_CROSS_HOST) ? cross : row;
 }
 
 const char *fs_fault_class_name(fs_fault_class_t cls)

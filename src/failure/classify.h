@@ -51,7 +51,13 @@ typedef enum fs_fault_source {
 #define FS_FAULT_CTX_EP_ERROR  0x2u  /* endpoint error callback / EQ event on such a link */
 #define FS_FAULT_CTX_SLOW_LINK 0x4u  /* same, but on a link where a timeout may just mean a slow/hung peer (IB RC/UD/DC, EFA, CXI) */
 #define FS_FAULT_CTX_EP_CREATE 0x8u  /* status returned when creating/connecting an endpoint */
-#define FS_FAULT_CTX_ANY       0xfu
+/* A modifier, passed with one of the above by fs_fault_cross_host: the link
+ * goes to another host, through a network that can drop, time out or reset
+ * it (a link flap, a middlebox, a forged reset) while the peer lives.  Rows
+ * for it come first for their code: there a status that reads as a death
+ * on its own is FLUSH (a suspicion the failure detector decides). */
+#define FS_FAULT_CTX_CROSS_HOST 0x10u
+#define FS_FAULT_CTX_ANY       0x1fu
 #define FS_FAULT_PROV_ANY      INT32_MIN   /* prov_errno wildcard */
 
 typedef struct fs_fault_row {
@@ -72,6 +78,12 @@ typedef struct fs_fault_row {
  * return of fi_cancel (its -FI_ENOENT just means "nothing to cancel"). */
 const fs_fault_row_t *fs_fault_classify(fs_fault_source_t source, int32_t code,
                                         int32_t prov_errno, uint32_t context);
+
+/* The reading of row (a transport's classification of a status on an
+ * established link) when that link goes to another host: the row for the
+ * same status with FS_FAULT_CTX_CROSS_HOST added, row itself where none
+ * differs. */
+const fs_fault_row_t *fs_fault_cross_host(const fs_fault_row_t *row);
 
 /* "PEER_FAILSTOP" etc.; "INVALID" for a value outside the enum. */
 const char *fs_fault_class_name(fs_fault_class_t cls);

@@ -9,6 +9,10 @@
  *     unreachable, and its processes are failed only once it has been
  *     silent for timeout_host (an outage shorter than that costs nothing),
  *     all at once, not one timeout per process;
+ *   - the check (fs_det_check): the local engine's link to a process on
+ *     another host broke as a death or an outage would break it; that
+ *     process's host-mates are asked whether it exited (they can tell: it
+ *     is a process of their kernel), and one that sees it gone fails it;
  *   - the partition rule: a process that loses at least half of the job at
  *     once ends itself (detector.h). */
 #include "failure/detector_int.h"
@@ -162,3 +166,135 @@ double fs_det_timeout_of(const fs_det_t *det, uint32_t rank)
     return det->cfg.timeout;
 }
 
+
+/* ---- fs_det_check: a broken link is a question for the peer's host ------ */
+
+/* Ranks scanned for host-mates, before the ring's nearest: under a mapping
+ * by node they are a host count apart, not neighbours. */
+#define FS_DET_ASK_SCAN 4096u
+
+static void fs_det_ask_mates(fs_det_t *det, fs_det_ask_t *ask)
+{
+    const fs_det_config_t *c = &det->cfg;
+    uint64_t host = det->ops.host(det->arg, ask->rank);
+    uint32_t k, r, limit = (c->n - 1 < FS_DET_ASK_SCAN) ? c->n - 1 : FS_DET_ASK_SCAN;
+
+    ask->nmates = 0;
+    for (k = 1; (k <= limit) && (ask->nmates < FS_DET_ASK_MATES); ++k) {
+        r = (ask->rank + c->n - k) % c->n;
+        if ((r != c->me) && !fs_det_bit(det->gone, r) &&
+            (det->ops.host(det->arg, r) == host)) {
+            ask->mates[ask->nmates++] = r;
+        }
+    }
+}
+
+void fs_det_check(fs_det_t *det, uint32_t rank, double now)
+{
+    const fs_det_config_t *c = &det->cfg;
+    fs_det_ask_t *ask;
+    uint32_t i;
+
+    if (!det->started || det->left || (rank >= c->n) || (rank == c->me) ||
+        fs_det_bit(det->gone, rank) || !fs_det_remote(det, rank)) {
+        return;
+    }
+    for (i = 0; i < det->nasks; ++i) {
+        if (det->asks[i].rank == rank) {
+            return;
+        }
+    }
+    if (det->nasks == FS_DET_ASK_MAX) {
+        return;                     /* the ring decides, as for anyone */
+    }
+    ask       = &det->asks[det->nasks];
+    ask->rank = rank;
+    ask->at   = now + c->timeout_host + c->period;
+    fs_det_ask_mates(det, ask);
+    if (ask->nmates == 0) {
+        return;                     /* alone on its host: only the ring can tell */
+    }
+    ++det->nasks;
+    ++det->stats.asks;
+    det->ask_next = now;
+}
+
+/* A host-mate of subject is asked whether it still runs.  What it answers
+ * is an exit of its own host (pidfd), or nothing: a departure announced
+ * before the exit (LEAVE) still wins, as for an exit its observer sees. */
+void fs_det_ask_rx(fs_det_t *det, uint32_t subject, double now)
+{
+    fs_det_ask_t *exit;
+    uint32_t i;
+
+    if (!det->started || det->left || (subject == det->cfg.me) ||
+        fs_det_bit(det->gone, subject) || (det->ops.exited == NULL) ||
+        fs_det_remote(det, subject) || (det->nexits == FS_DET_ASK_MAX)) {
+        return;
+    }
+    for (i = 0; i < det->nexits; ++i) {
+        if (det->exits[i].rank == subject) {
+            return;
+        }
+    }
+    if (!fs_det_rate_ok(det, FS_DET_RATE_ASK, subject, now) ||
+        !det->ops.exited(det->arg, subject)) {
+        return;
+    }
+    exit         = &det->exits[det->nexits++];
+    exit->rank   = subject;
+    exit->nmates = 0;
+    exit->at     = now + FS_DET_EXIT_PERIODS * det->cfg.period;
+}
+
+double fs_det_asks_deadline(const fs_det_t *det)
+{
+    double t = (det->nasks > 0) ? det->ask_next : HUGE_VAL;
+    uint32_t i;
+
+    for (i = 0; i < det->nexits; ++i) {
+        if (det->exits[i].at < t) {
+            t = det->exits[i].at;
+        }
+    }
+    return t;
+}
+
+/* Exits found for others become failures (unless their departure came);
+ * questions still open are sent again (datagrams get lost). */
+void fs_det_asks_step(fs_det_t *det, double now)
+{
+    uint32_t i, k;
+
+    for (i = 0; i < det->nexits;) {
+        fs_det_ask_t exit = det->exits[i];
+
+        if (exit.at > now) {
+            ++i;
+            continue;
+        }
+        det->exits[i] = det->exits[--det->nexits];
+        if (!fs_det_bit(det->gone, exit.rank) && !det->left) {
+            ++det->stats.suspicions;
+            fs_det_learn(det, exit.rank, FS_DET_CAUSE_EXIT, det->cfg.n, now);
+        }
+    }
+    if ((det->nasks == 0) || (now < det->ask_next)) {
+        return;
+    }
+    for (i = 0; i < det->nasks;) {
+        fs_det_ask_t *ask = &det->asks[i];
+
+        if (fs_det_bit(det->gone, ask->rank) || (now >= ask->at)) {
+            *ask = det->asks[--det->nasks];
+            continue;
+        }
+        for (k = 0; k < ask->nmates; ++k) {
+            if (!fs_det_bit(det->gone, ask->mates[k])) {
+                fs_det_send(det, ask->mates[k], FS_DET_ASK, ask->rank);
+            }
+        }
+        ++i;
+    }
+    det->ask_next = now + det->cfg.period;
+}

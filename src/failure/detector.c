@@ -140,7 +140,7 @@ void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subject)
 
 /* At most once per period per (peer, kind); a peer not in the table takes
  * the least recently used slot. */
-static int fs_det_rate_ok(fs_det_t *det, uint32_t kind, uint32_t rank, double now)
+int fs_det_rate_ok(fs_det_t *det, uint32_t kind, uint32_t rank, double now)
 {
     fs_det_rate_t *slot = &det->rate[0];
     unsigned i;
@@ -266,6 +266,7 @@ static int fs_det_rx_valid(fs_det_t *det, const fs_det_msg_t *msg,
     case FS_DET_OBSERVE:
     case FS_DET_FAILED:
     case FS_DET_PROBE:
+    case FS_DET_ASK:
         return 1;
     case FS_DET_LEAVE:
         if (msg->subject != det->cfg.me) {
@@ -439,6 +440,9 @@ void fs_det_rx(fs_det_t *det, const fs_det_msg_t *msg, const void *data,
             fs_det_send(det, from, FS_DET_BEAT, det->cfg.me);
         }
         break;
+    case FS_DET_ASK:
+        fs_det_ask_rx(det, msg->subject, now);
+        break;
     default:
         break;
     }
@@ -479,6 +483,9 @@ double fs_det_next_deadline(const fs_det_t *det)
     if ((det->nprobe > 0) && (det->probe_next < t)) {
         t = det->probe_next;
     }
+    if (fs_det_asks_deadline(det) < t) {
+        t = fs_det_asks_deadline(det);
+    }
     return t;
 }
 
@@ -516,6 +523,9 @@ void fs_det_tick(fs_det_t *det, double now)
      * would be woken again for the same deadline */
     if ((det->nprobe > 0) && (now >= det->probe_next)) {
         fs_det_probe_step(det, now);
+    }
+    if (now >= fs_det_asks_deadline(det)) {
+        fs_det_asks_step(det, now);
     }
     if ((det->observed < c->n) && (now >= det->obs_deadline) && !det->left) {
         uint32_t p = det->observed;

@@ -84,11 +84,13 @@ typedef enum fs_det_msg_type {
     FS_DET_LEAVE   = 4,  /* subject finalized normally (sent by it, forwarded) */
     FS_DET_SYNC    = 5,  /* data: the sender's failed bitmap, then its left
                             bitmap, fs_det_sync_len(n) bytes */
-    FS_DET_PROBE   = 6   /* "answer with a BEAT": is your host still there? */
+    FS_DET_PROBE   = 6,  /* "answer with a BEAT": is your host still there? */
+    FS_DET_ASK     = 7   /* "has subject, a process of your host, exited?"
+                            (fs_det_check) */
 } fs_det_msg_type_t;
 
 #define FS_DET_MAGIC   0x5346u   /* "FS" in the first two bytes, little-endian */
-#define FS_DET_VERSION 3u
+#define FS_DET_VERSION 4u
 
 /* Wire header (32 bytes, host byte order: one machine family per job). */
 typedef struct fs_det_msg {
@@ -127,6 +129,10 @@ typedef struct fs_det_ops {
      * view processes, view including this one): it must end itself.  Needed
      * with host. */
     void (*partitioned)(void *arg, uint32_t lost, uint32_t view);
+    /* Optional (NULL: never known): 1 if rank, a process of this host, has
+     * exited (its process id says so); a few system calls, called at most
+     * once per period per rank, only when another process ASKs. */
+    int (*exited)(void *arg, uint32_t rank);
 } fs_det_ops_t;
 
 /* Most processes of one host probed at once (more are found one by one). */
@@ -152,6 +158,7 @@ typedef struct fs_det_stats {
     uint64_t beats_received;
     uint64_t suspicions;         /* failures this detector decided itself */
     uint64_t host_checks;        /* silent processes on other hosts probed */
+    uint64_t asks;               /* fs_det_check: processes asked about */
     uint64_t failed_sent;        /* FAILED messages sent (propagation cost) */
     uint64_t syncs_sent;
     uint64_t refused;            /* messages dropped: sender known failed */
@@ -198,6 +205,19 @@ void        fs_det_report(fs_det_t *det, uint32_t rank, double now);
  * observed. */
 #define FS_DET_EXIT_PERIODS 2
 void        fs_det_exited(fs_det_t *det, uint32_t rank, double now);
+
+/* The local engine's link to rank, a process on another host, broke with an
+ * error a network outage gives as well as a death (a reset, a timeout):
+ * a suspicion, not a verdict.  Its host-mates (the nearest live processes
+ * before it in the ring that share its host, at most FS_DET_ASK_MATES) are
+ * ASKed every period, until rank is gone or timeout_host + period passed;
+ * one that sees it exited (ops->exited) treats that as an exit it watched
+ * (FS_DET_EXIT_PERIODS for its departure, then failed everywhere).  A live
+ * rank stays what it was: its beats and the ring decide, as for anyone.  At
+ * most FS_DET_ASK_MAX at once; more are left to the ring. */
+#define FS_DET_ASK_MAX   8
+#define FS_DET_ASK_MATES 2
+void        fs_det_check(fs_det_t *det, uint32_t rank, double now);
 
 /* This process finalizes: LEAVE to observer and observed; from then on the
  * detector sends nothing and suspects nobody. */

@@ -15,8 +15,17 @@
 enum {
     FS_DET_RATE_REFUSE = 0,
     FS_DET_RATE_SYNC   = 1,
-    FS_DET_RATE_PROBE  = 2
+    FS_DET_RATE_PROBE  = 2,
+    FS_DET_RATE_ASK    = 3    /* rank: the subject asked about */
 };
+
+/* fs_det_check's questions (asker) and the exits they found (host-mate). */
+typedef struct fs_det_ask {
+    uint32_t rank;
+    uint32_t nmates;
+    uint32_t mates[FS_DET_ASK_MATES];
+    double   at;                  /* asker: until; host-mate: the verdict */
+} fs_det_ask_t;
 
 typedef struct fs_det_rate {
     uint32_t rank;                /* n: free */
@@ -65,6 +74,13 @@ struct fs_det {
     double          probe_since;  /* the host silent since (observed's last word) */
     double          probe_mate_at; /* a host-mate's first answer, +inf: none */
 
+    /* fs_det_check (det_hosts.c) */
+    fs_det_ask_t    asks[FS_DET_ASK_MAX];
+    uint32_t        nasks;
+    double          ask_next;     /* next round of ASKs */
+    fs_det_ask_t    exits[FS_DET_ASK_MAX];
+    uint32_t        nexits;
+
     /* partition rule (multi-host jobs) */
     uint32_t        view_n;       /* alive before the first loss of this period */
     uint32_t        view_low;     /* lowest of them */
@@ -97,6 +113,8 @@ static inline void fs_det_bit_clear(uint8_t *bits, uint32_t r)
 /* Nearest live process from me in direction dir (me excluded), or n. */
 uint32_t fs_det_walk(uint32_t n, uint32_t me, const uint8_t *gone, int dir);
 void fs_det_send(fs_det_t *det, uint32_t to, uint8_t type, uint32_t subject);
+/* At most once per period per (kind, rank): 1 if this one may go. */
+int fs_det_rate_ok(fs_det_t *det, uint32_t kind, uint32_t rank, double now);
 /* from: who told us (not told again), n if nobody. */
 void fs_det_learn(fs_det_t *det, uint32_t rank, fs_det_cause_t cause,
                   uint32_t from, double now);
@@ -108,5 +126,8 @@ void fs_det_probe_answer(fs_det_t *det, uint32_t from, double now);
 void fs_det_probe_step(fs_det_t *det, double now);
 void fs_det_probe_cancel(fs_det_t *det);
 int fs_det_minority(fs_det_t *det, uint32_t rank, double now);
+void fs_det_ask_rx(fs_det_t *det, uint32_t subject, double now);
+void fs_det_asks_step(fs_det_t *det, double now);
+double fs_det_asks_deadline(const fs_det_t *det);
 
 #endif

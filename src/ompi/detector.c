@@ -58,6 +58,36 @@ double fs_ompi_fate_deadline(void *host_arg, fs_ep_t *ep)
     return (fs_ompi.hb != NULL) ? fs_hb_verdict_bound(fs_ompi.hb) : 0;
 }
 
+/* The world rank of ep's process, or -1 (another job's, or no detector). */
+static int64_t fs_ompi_hb_rank(const fs_ep_t *ep)
+{
+    const ompi_proc_t *proc = ep->host;
+
+    if ((fs_ompi.hb == NULL) || (proc == NULL) ||
+        (proc->super.proc_name.jobid != OMPI_PROC_MY_NAME->jobid)) {
+        return -1;
+    }
+    return proc->super.proc_name.vpid;
+}
+
+int fs_ompi_remote(void *host_arg, fs_ep_t *ep)
+{
+    int64_t rank = fs_ompi_hb_rank(ep);
+
+    (void)host_arg;
+    return (rank >= 0) && fs_hb_is_remote(fs_ompi.hb, (uint32_t)rank);
+}
+
+void fs_ompi_check(void *host_arg, fs_ep_t *ep)
+{
+    int64_t rank = fs_ompi_hb_rank(ep);
+
+    (void)host_arg;
+    if (rank >= 0) {
+        fs_hb_check(fs_ompi.hb, (uint32_t)rank);
+    }
+}
+
 /* ---- the detector thread's callbacks --------------------------------------- */
 
 static void fs_ompi_hb_failed(void *arg, uint32_t rank, fs_det_cause_t cause)

@@ -126,6 +126,9 @@ void fs_ompi_hb_report(fs_ep_t *ep);
 void fs_ompi_hb_fini(void);
 /* host op fate_deadline: the detector's bound, 0 without a detector */
 double fs_ompi_fate_deadline(void *host_arg, fs_ep_t *ep);
+/* host ops remote and check: the detector's host view, fs_hb_check */
+int    fs_ompi_remote(void *host_arg, fs_ep_t *ep);
+void   fs_ompi_check(void *host_arg, fs_ep_t *ep);
 
 static inline void fs_ompi_hb_poll(void)
 {

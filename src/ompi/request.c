@@ -475,6 +475,8 @@ const fs_host_ops_t fs_ompi_host_ops = {
     .excluded      = fs_ompi_excluded,
     .inject        = fs_ompi_inject,
     .fate_deadline = fs_ompi_fate_deadline,
+    .remote        = fs_ompi_remote,
+    .check         = fs_ompi_check,
     .poll          = fs_ompi_hb_poll_host,
 #ifdef FS_OMPI_V5
     .comm_revoked  = fs_ompi_comm_revoked,

@@ -277,7 +277,9 @@ uint32_t fs_comm_failed_ranks(const fs_comm_t *comm, fs_comm_group_t which,
 
     for (r = 0; r < n; ++r) {
         const fs_ep_t *ep = fs_comm_member(comm, which, r);
-        if (!fs_ep_is_failed(ep) || (acked_only && (ep->fail_epoch > comm->acked_epoch))) {
+        /* a link that broke here (no verdict on its peer) names nobody */
+        if (!fs_ep_is_failed(ep) || (fs_peer_status(ep) != FS_ERR_PEER_FAILED) ||
+            (acked_only && (ep->fail_epoch > comm->acked_epoch))) {
             continue;
         }
         if (count < max) {

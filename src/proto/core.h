@@ -129,6 +129,14 @@ typedef struct fs_host_ops {
      * cannot say.  A link that broke without a known cause waits until then
      * (at least cause_wait_ms) for the peer's fate. */
     double (*fate_deadline)(void *host_arg, fs_ep_t *ep);
+    /* Optional (NULL: every peer is on this host): 1 if ep's process runs
+     * on another host, whose link a network outage, a middlebox or a forged
+     * packet breaks as its death would. */
+    int    (*remote)(void *host_arg, fs_ep_t *ep);
+    /* Optional, with remote: such a link broke; the host's failure detector
+     * checks ep's process now (its verdict comes as any other:
+     * fs_engine_peer_suspected). */
+    void   (*check)(void *host_arg, fs_ep_t *ep);
     /* Optional (needed for FS_REQ_F_HOLD_WILD): a held wildcard receive is
      * pending on a disabled MPI_ANY_SOURCE (pending 1), or no longer so
      * after MPI_ANY_SOURCE was re-enabled (0); it stays posted either way. */

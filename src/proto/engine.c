@@ -70,6 +70,7 @@ static void fs_engine_ep_error(void *arg, void *ep_user, const fs_fault_row_t *r
     if (fs_wire_ep_error(engine, ep, &row)) {
         return;                     /* a failed connect, made again */
     }
+    row = fs_peer_reread(engine, ep, row);
     if (row->cls == FS_FAULT_FLUSH) {
         fs_peer_suspect(engine, ep, row);
     } else {

@@ -382,6 +382,13 @@ double      fs_peer_fate_deadline(fs_engine_t *engine, fs_ep_t *ep);
 /* ep's link broke with no known cause (row of class FLUSH): its operations
  * wait for the peer's fate, at most cause_wait_ms (then the break is local). */
 void        fs_peer_suspect(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t *row);
+/* ep's process runs on another host (host op remote). */
+int         fs_peer_remote(fs_engine_t *engine, fs_ep_t *ep);
+/* A transport's reading of ep's broken link, read again for a link to
+ * another host (fs_fault_cross_host); where that makes a verdict a
+ * suspicion, the host's detector is asked to check the peer now. */
+const fs_fault_row_t *fs_peer_reread(fs_engine_t *engine, fs_ep_t *ep,
+                                     const fs_fault_row_t *row);
 int         fs_wire_ep_error(fs_engine_t *engine, fs_ep_t *ep, const fs_fault_row_t **row_p);
 void        fs_peer_suspects_expire(fs_engine_t *engine);
 /* An operation of req ended, or could not start, with status: parks it (and

@@ -113,8 +113,11 @@ int fs_req_park_error(fs_req_t *req, fs_status_t status)
 {
     const fs_ep_t *ep = req->ep;
 
-    if ((ep->state == FS_EP_SUSPECTED) && (status != FS_ERR_PEER_FAILED)) {
-        fs_req_park(req);           /* its link broke: the peer's fate decides */
+    if ((ep->state == FS_EP_SUSPECTED) &&
+        ((status != FS_ERR_PEER_FAILED) || fs_peer_remote(req->engine, req->ep))) {
+        /* its link broke: the peer's fate decides (across hosts an
+         * operation's error is no proof either) */
+        fs_req_park(req);
         return 1;
     }
     if ((status == FS_ERR_CANCELED) && fs_ep_is_usable(ep)) {
@@ -122,11 +125,43 @@ int fs_req_park_error(fs_req_t *req, fs_status_t status)
         return 1;
     }
     if ((status == FS_ERR_PEER_FAILED) && fs_ep_is_usable(ep) &&
-        fs_ep_wire_unproven(ep)) {
-        fs_req_park(req);           /* a failed connect (src/proto/wireup.c) */
+        (fs_ep_wire_unproven(ep) || fs_peer_remote(req->engine, req->ep))) {
+        /* a failed connect (src/proto/wireup.c), or a link to another host:
+         * the endpoint's error, read as such, decides */
+        fs_req_park(req);
         return 1;
     }
     return 0;
+}
+
+int fs_peer_remote(fs_engine_t *engine, fs_ep_t *ep)
+{
+    return (engine->host->remote != NULL) && (engine->host->check != NULL) &&
+           !ep->is_self && engine->host->remote(engine->host_arg, ep);
+}
+
+/* Over tcp a broken link is read as the peer's death (a dead process's
+ * kernel resets its connections within milliseconds).  Across hosts a
+ * link flap, a middlebox or a forged reset breaks it too: there only the
+ * detector's verdict -- its timeout, or a host-mate of the peer seeing it
+ * exited (fs_det_check) -- fails the peer; without one by the verdict
+ * bound, the break is local (fs_peer_suspect). */
+const fs_fault_row_t *fs_peer_reread(fs_engine_t *engine, fs_ep_t *ep,
+                                     const fs_fault_row_t *row)
+{
+    const fs_fault_row_t *cross;
+
+    if (!fs_fault_is_peer(row->cls) || !fs_peer_remote(engine, ep)) {
+        return row;
+    }
+    cross = fs_fault_cross_host(row);
+    if (cross->cls != FS_FAULT_FLUSH) {
+        return row;                 /* its host answered: nothing listens */
+    }
+    FS_DEBUG("link to %#llx, on another host, broke (%s): its failure detector decides",
+             (unsigned long long)ep->id, row->name);
+    engine->host->check(engine->host_arg, ep);
+    return cross;
 }
 
 /* The link to ep broke and its transport cannot tell why (a status of class

@@ -9,6 +9,7 @@
  *     the context rules;
  *  3. the decisions that matter, spelled out one by one. */
 #include "failure/classify.h"
+#include "failure/fault_status.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -817,4 +818,96 @@ Test(classify_ibv, ib_timeouts_agree_across_sources)
     }
     cr_expect_eq(FS_UCX_CLS(UCS_ERR_ENDPOINT_TIMEOUT, FS_FAULT_CTX_SLOW_LINK),
                  FS_FAULT_PEER_SUSPECTED);
+}
+
+/* ---- links to another host (FS_FAULT_CTX_CROSS_HOST, issue 40) ----------- */
+
+typedef struct {
+    fs_fault_source_t src;
+    int32_t           code, prov;
+    uint32_t          ctx;
+} cross_case_t;
+
+/* What reads as a death or a final suspicion on its own link kind follows
+ * the peer's fate across hosts: the network gives it too. */
+Test(classify_cross_host, ambiguous_statuses_follow_the_peers_fate)
+{
+    static const cross_case_t amb[] = {
+        {FS_FAULT_SRC_UCX, UCS_ERR_CONNECTION_RESET, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_UCX, UCS_ERR_CONNECTION_RESET, 0, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_UCX, UCS_ERR_NOT_CONNECTED, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_UCX, UCS_ERR_ENDPOINT_TIMEOUT, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_UCX, UCS_ERR_ENDPOINT_TIMEOUT, 0, FS_FAULT_CTX_SLOW_LINK},
+        {FS_FAULT_SRC_UCX, UCS_ERR_UNREACHABLE, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_UCX, UCS_ERR_TIMED_OUT, 0, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_UCX, -70, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_OFI, FI_ECONNRESET, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_OFI, FI_ENOTCONN, EPIPE, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_OFI, FI_ECANCELED, ENOTCONN, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_OFI, FI_EIO, -FI_EIO, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_OFI, FI_EIO, IBV_WC_RETRY_EXC_ERR, FS_FAULT_CTX_SLOW_LINK},
+        {FS_FAULT_SRC_OFI, FI_ETIMEDOUT, 0, FS_FAULT_CTX_SLOW_LINK},
+        {FS_FAULT_SRC_OFI, EPIPE, 0, FS_FAULT_CTX_EP_ERROR},
+    };
+    size_t i;
+
+    for (i = 0; i < FS_ARRAY_LEN(amb); ++i) {
+        const fs_fault_row_t *row = fs_test_classify(amb[i].src, amb[i].code, amb[i].prov,
+                                                     amb[i].ctx);
+        const fs_fault_row_t *cross = fs_fault_cross_host(row);
+
+        cr_expect(fs_fault_is_peer(row->cls), "%s alone names the peer", row->name);
+        cr_expect_eq(cross->cls, FS_FAULT_FLUSH, "%s across hosts: %s", row->name,
+                     fs_fault_class_name(cross->cls));
+        cr_expect_eq(fs_test_classify(amb[i].src, amb[i].code, amb[i].prov,
+                                      amb[i].ctx | FS_FAULT_CTX_CROSS_HOST), cross);
+    }
+}
+
+/* A refused connection and a fabric naming a destroyed portal are the
+ * peer's host answering; local and user errors are not the network's. */
+Test(classify_cross_host, answers_of_the_peers_host_and_local_errors_keep_their_reading)
+{
+    static const cross_case_t keep[] = {
+        {FS_FAULT_SRC_UCX, UCS_ERR_REJECTED, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_UCX, UCS_ERR_NO_MEMORY, 0, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_UCX, UCS_ERR_MESSAGE_TRUNCATED, 0, FS_FAULT_CTX_OP},
+        {FS_FAULT_SRC_OFI, FI_ECONNREFUSED, 0, FS_FAULT_CTX_EP_ERROR},
+        {FS_FAULT_SRC_OFI, FI_EIO, 26, FS_FAULT_CTX_SLOW_LINK},
+        {FS_FAULT_SRC_OFI, FI_EIO, IBV_WC_REM_OP_ERR, FS_FAULT_CTX_SLOW_LINK},
+    };
+    size_t i;
+
+    for (i = 0; i < FS_ARRAY_LEN(keep); ++i) {
+        const fs_fault_row_t *row = fs_test_classify(keep[i].src, keep[i].code, keep[i].prov,
+                                                     keep[i].ctx);
+
+        cr_expect_eq(fs_fault_cross_host(row), row, "%s", row->name);
+    }
+}
+
+/* Rows for the modifier alone are cautious and come before every other
+ * row of their code (the first match wins). */
+Test(classify_cross_host, cross_host_rows_are_flush_and_first)
+{
+    size_t count, i, j;
+    const fs_fault_row_t *table = fs_fault_table(&count);
+
+    for (i = 0; i < count; ++i) {
+        if (table[i].contexts != FS_FAULT_CTX_CROSS_HOST) {
+            continue;
+        }
+        cr_expect_eq(table[i].cls, FS_FAULT_FLUSH, "%s", table[i].name);
+        for (j = 0; j < i; ++j) {
+            int overlap = (table[j].source == table[i].source) &&
+                          (table[j].code <= table[i].code_last) &&
+                          (table[i].code <= table[j].code_last) &&
+                          (table[j].contexts & FS_FAULT_CTX_CROSS_HOST) &&
+                          ((table[j].prov_errno == FS_FAULT_PROV_ANY) ||
+                           (table[j].prov_errno == table[i].prov_errno));
+            cr_expect(!overlap || (table[j].cls == FS_FAULT_FLUSH),
+                      "row %zu %s comes before the cross-host row %zu", j,
+                      table[j].name, i);
+        }
+    }
 }

@@ -468,7 +468,7 @@ Test(det_unit, malformed_messages_are_dropped)
     fs_det_start(det, 0);
     c.nsent = 0;
     t_rx(det, 0, 2, 3, 0.1);
-    t_rx(det, 7, 2, 3, 0.1);      /* unknown type */
+    t_rx(det, 8, 2, 3, 0.1);      /* unknown type */
     t_rx(det, 0xff, 2, 3, 0.1);
     t_rx(det, FS_DET_FAILED, 0, 3, 0.1);    /* sender == me */
     t_rx(det, FS_DET_FAILED, 16, 3, 0.1);   /* sender >= n */

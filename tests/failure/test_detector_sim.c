@@ -194,9 +194,20 @@ static void sim_partitioned(void *arg, uint32_t lost, uint32_t view)
     p->dead        = 1;  /* it ends itself */
 }
 
-static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded, NULL, NULL};
+/* A process of the asked one's host sees it exited: it was killed, or it
+ * ended (left, or ended itself). */
+static int sim_exited(void *arg, uint32_t rank)
+{
+    sim_proc_t *p = arg;
+
+    cr_assert_eq(sim_host(p, rank), sim_host(p, p->rank), "%u asked about %u, of "
+                 "another host", p->rank, rank);
+    return p->sim->p[rank].dead || p->sim->p[rank].left;
+}
+
+static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded, NULL, NULL, NULL};
 static const fs_det_ops_t sim_ops_hosts = {sim_send, sim_failed, sim_excluded,
-                                           sim_host, sim_partitioned};
+                                           sim_host, sim_partitioned, sim_exited};
 
 #define T_TIMEOUT_REMOTE (2.5 * T_TIMEOUT)
 #define T_TIMEOUT_HOST   (4.5 * T_TIMEOUT)
@@ -876,5 +887,77 @@ Test(det_sim, a_probe_spares_the_live_processes_of_the_host)
     cr_expect_eq(SIM_SUM(s, suspicions), 1);
     cr_expect_leq(sim_learn_delay(s, 7), T_TIMEOUT_REMOTE + 5 * T_PERIOD + T_PROP,
                   "known after %.3f s", sim_learn_delay(s, 7));
+    sim_destroy(s);
+}
+
+/* fs_det_check (issue 40): an engine's link to a process on another host
+ * broke.  Killed: a host-mate sees it exited and it is failed within a few
+ * periods, long before the ring's remote timeout (its observer, 8, is on
+ * the next host). */
+Test(det_sim, a_checked_process_that_exited_is_failed_by_its_host)
+{
+    sim_t *s = sim_create_hosts(12, 27, 4);
+    double bound = (FS_DET_EXIT_PERIODS + 2) * T_PERIOD + T_PROP;
+
+    sim_run(s, 1.0);
+    sim_kill(s, 7);
+    fs_det_check(s->p[1].det, 7, s->now);
+    sim_run(s, 1.0 + bound);
+    cr_expect_leq(sim_learn_delay(s, 7), bound, "known after %.3f s", sim_learn_delay(s, 7));
+    cr_expect_eq(s->p[1].cause[7], FS_DET_CAUSE_MESSAGE, "its host-mate decided");
+    cr_expect_eq(SIM_SUM(s, asks), 1);
+    sim_run(s, 1.0 + 3 * (T_TIMEOUT_REMOTE + T_PERIOD));
+    sim_check_exact(s, "a checked kill");
+    cr_expect(SIM_SUM(s, suspicions) >= 1 && SIM_SUM(s, suspicions) <= FS_DET_ASK_MATES,
+              "by the host-mates asked, nobody else: %llu",
+              (unsigned long long)SIM_SUM(s, suspicions));
+    sim_destroy(s);
+}
+
+/* The link broke under a live process (a forged reset, a middlebox): its
+ * host-mates see it run, and nobody is failed, however long it is asked. */
+Test(det_sim, a_checked_process_that_runs_is_not_failed)
+{
+    sim_t *s = sim_create_hosts(12, 28, 4);
+
+    sim_run(s, 1.0);
+    fs_det_check(s->p[1].det, 6, s->now);
+    fs_det_check(s->p[9].det, 6, s->now);
+    sim_run(s, 1.0 + 3 * (T_TIMEOUT_HOST + T_PERIOD));
+    sim_check_exact(s, "a checked live process");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    cr_expect_eq(SIM_SUM(s, asks), 2);
+    sim_destroy(s);
+}
+
+/* A process that finalized and exited: its departure wins, as for an exit
+ * its observer sees. */
+Test(det_sim, a_checked_process_that_left_is_not_failed)
+{
+    sim_t *s = sim_create_hosts(12, 29, 4);
+
+    sim_run(s, 1.0);
+    fs_det_leave(s->p[5].det, s->now);
+    s->p[5].left = 1;
+    fs_det_check(s->p[0].det, 5, s->now);
+    sim_run(s, 1.0 + 3 * (T_TIMEOUT_HOST + T_PERIOD));
+    sim_check_exact(s, "a checked departure");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    sim_destroy(s);
+}
+
+/* Alone on its host nobody can see it exit: the ring decides, in a host
+ * timeout as for any crash (and a check asks nobody). */
+Test(det_sim, a_checked_process_alone_on_its_host_is_left_to_the_ring)
+{
+    sim_t *s = sim_create_hosts(6, 30, 1);
+
+    sim_run(s, 1.0);
+    sim_kill(s, 3);
+    fs_det_check(s->p[0].det, 3, s->now);
+    sim_run(s, 1.0 + 3 * (T_TIMEOUT_HOST + T_PERIOD));
+    sim_check_exact(s, "a checked lone process");
+    cr_expect_eq(SIM_SUM(s, asks), 0);
+    cr_expect_geq(sim_learn_delay(s, 3), T_TIMEOUT_HOST);
     sim_destroy(s);
 }

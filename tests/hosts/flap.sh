@@ -24,6 +24,14 @@
 #              timeouts are longer: docs/DESIGN.md, "Who declares a process
 #              failed"), so that within the tolerance only the detector
 #              decides; as above, nobody suspected and exit 0 (3 hosts only)
+#   reset      every TCP connection between the job's ranks on h1 and hH
+#              destroyed on h1 (ss -K: that side's socket aborts, the other
+#              gets a reset; a forged RST or a middlebox does the same)
+#              while x_flap reset exchanges point-to-point messages: the
+#              broken links' errors are suspicions the detector decides, so
+#              nobody is declared failed or in any failed group, no failure
+#              record, the broken pairs (exactly h1 x hH) get MPI_ERR_INTERN,
+#              every other pair goes on checked, every rank OK, exit 0
 #   outage     hH's link down for FS_FLAP_OUTAGE_S (8) s, longer than the
 #              tolerance, then up: the others get the class for hH's ranks
 #              and finish (x_net, tests/mpi/x_net.c), hH's ranks end (the
@@ -53,7 +61,7 @@ ONLY=${FS_FLAP_ONLY:-.}
 LIMIT=${FS_FLAP_LIMIT:-90}
 OUTAGE=${FS_FLAP_OUTAGE_S:-8}
 PHASE_S=${FS_FLAP_PHASE_S:-2}   # the flap of wireup, rndv, coll and fin
-SCENARIOS=${FS_FLAP_SCENARIOS:-flap0.1 flap0.3 flap1 flap2 flaps5 wireup rndv coll fin hold outage}
+SCENARIOS=${FS_FLAP_SCENARIOS:-flap0.1 flap0.3 flap1 flap2 flaps5 wireup rndv coll fin hold reset outage}
 # shellcheck source=hosts.sh
 . "$HERE/hosts.sh"
 
@@ -95,6 +103,20 @@ wait_all_up() {
     return 1
 }
 
+# reset_links: destroys, on h1, every established TCP connection of the
+# job's ranks (x_flap's sockets: not the runtime's) to hH
+reset_links() {
+    local ports p n=0
+    ports=$(hosts_run 1 ss -Htnp state established dst "10.77.0.$H" |
+            awk '/"x_flap"/ { sub(/.*:/, "", $3); print $3 }')
+    for p in $ports; do
+        hosts_run 1 ss -HK state established dst "10.77.0.$H" sport = ":$p" > /dev/null &&
+            n=$((n + 1))
+    done
+    now > "$HOSTS_DIR/down"
+    [ "$n" -gt 0 ] || { echo "no connection of the job from h1 to h$H to reset"; return 1; }
+}
+
 # act SCENARIO: what happens to hH's link while the job runs
 act() {
     local i
@@ -119,6 +141,7 @@ act() {
     [ "$1" = rndv ] || sleep 0.5
     case $1 in
     hold) link_flap 10 ;;
+    reset) reset_links ;;
     flap*s5) for ((i = 0; i < 5; i++)); do
                  [ "$i" -gt 0 ] && sleep 1.7
                  link_flap 0.3
@@ -158,6 +181,25 @@ check_phase() {
     esac
 }
 
+# check_reset OUT: the links between h1 and hH broke, nobody was blamed
+check_reset() {
+    local out=$1 r want got recs lines
+    lines=$(grep -c "^X_FLAP_RESET" "$out")
+    [ "$lines" -eq "$NP" ] || echo "; $lines of $NP X_FLAP_RESET lines"
+    # ranks are mapped by slot: h1 holds 0..PER-1, hH the last PER
+    for ((r = 0; r < NP; r++)); do
+        want=0
+        { [ "$r" -lt "$PER" ] || [ "$r" -ge $((NP - PER)) ]; } && want=$PER
+        got=$(awk -v r="$r" '$1 == "X_FLAP_RESET" && $3 == r { print $5 }' "$out")
+        [ "${got:-x}" = "$want" ] || echo "; rank $r: ${got:-no} broken link(s), not $want"
+    done
+    # failstop said only that links broke locally, blaming nobody
+    grep '\[failstop:[0-9]*\]' "$out" | grep -v "broke locally: .*not blaming the peer" |
+        grep -v "reported as local errors" | head -n 1 | sed 's/^/; failstop spoke: /'
+    recs=$(failure_records | tr ' ' '\n' | grep -v '^errored\.' | tr '\n' ' ')
+    [ -z "${recs// /}" ] || echo "; failure records: $recs"
+}
+
 # run SCENARIO: one job; prints PASS/FAIL; returns 0 if passed
 run() {
     local sc=$1 out=$HOSTS_DIR/out rc why="" ok t0=$SECONDS left secs=5 mode=mix inject="" r
@@ -177,6 +219,7 @@ run() {
     rndv) mode=rndv secs=5 ;;
     coll) mode=coll secs=5 ;;
     fin) mode=fin secs=2 ;;
+    reset) mode=reset secs=2 ;;
     outage) secs=$((OUTAGE + 2)) strict= ;;
     esac
     if [ "$sc" = outage ]; then
@@ -214,6 +257,9 @@ run() {
             [ "${f%%.*}" -ge $((NP - PER)) ] || [ "${f##*.}" -ge $((NP - PER)) ] ||
                 why="$why; rank ${f##*.} learned that rank ${f%%.*} failed, both not on h$H"
         done
+    elif [ "$sc" = reset ]; then
+        [ "$ok" -eq "$NP" ] || why="$why; $ok of $NP ranks OK"
+        why="$why$(check_reset "$out")"
     else
         [ "$ok" -eq "$NP" ] || why="$why; $ok of $NP ranks OK"
         # failstop says nothing in a run where nothing fails (its warnings

@@ -11,7 +11,14 @@
  *   coll  checked MPI_Allreduce calls back to back (16 B to 1 MiB);
  *   fin   mix, then rank 0 writes $FS_NET_DIR/finalize (the script's cue
  *         to take the link down) and every rank calls MPI_Finalize 0.2 s
- *         later, while the link is down.
+ *         later, while the link is down;
+ *   reset point-to-point only (mix's sizes), SECONDS x 100 rounds: the
+ *         script destroys the live TCP connections between two hosts (ss
+ *         -K: a reset neither process asked for).  A pair whose link broke
+ *         gets MPI_ERR_INTERN (a local break: nobody is blamed) and stops
+ *         talking; every other pair goes on, every payload checked; at the
+ *         end nobody is in any rank's failed group.  Prints
+ *         "X_FLAP_RESET rank R broken K" (K: peers whose link broke).
  * Rounds go on for SECONDS seconds of rank 0's clock (its decision travels
  * in the round's allreduce, so every rank ends at the same round).
  *
@@ -44,6 +51,7 @@ typedef struct xf {
     char   *want;                    /* rndv: what the previous host's rank sends */
     int    *vec, *sum;
     int    *base, *base_sum;         /* allreduce: each rank's values and their sums */
+    char    broken[XF_MAX];          /* reset: the link to that peer broke */
 } xf_t;
 
 static double xf_wall(void)
@@ -132,23 +140,34 @@ static void xf_allreduce_init(xf_t *x)
     }
 }
 
-/* Every rank with every other one, both directions. */
-static void xf_mix_round(xf_t *x, int round, int stop)
+/* A receive from and a send to every other rank whose link did not break
+ * (mix's and reset's sizes); peer[i]: the rank of a receive, -1 - rank of a
+ * send.  Returns how many requests. */
+static int xf_post(xf_t *x, int round, int len, MPI_Request *rq, int *peer)
 {
-    MPI_Request rq[2 * XF_MAX];
-    int peer[2 * XF_MAX], k = 0, i, p;
-    int len = (round % 8 == 7) ? XF_MEDIUM : XF_SMALL;
-    MPI_Status st;
+    int k = 0, p;
 
     for (p = 0; p < x->n; p++) {
-        if (p == x->me)
+        if (p == x->me || x->broken[p])
             continue;
         mt_fill(x->out[p], (size_t)len, x->me * 1000 + p, round);
         MT_CHECK(MPI_Irecv(x->in[p], len, MPI_BYTE, p, 0, MPI_COMM_WORLD, &rq[k]));
         peer[k++] = p;
         MT_CHECK(MPI_Isend(x->out[p], len, MPI_BYTE, p, 0, MPI_COMM_WORLD, &rq[k]));
-        peer[k++] = -1;
+        peer[k++] = -1 - p;
     }
+    return k;
+}
+
+/* Every rank with every other one, both directions. */
+static void xf_mix_round(xf_t *x, int round, int stop)
+{
+    MPI_Request rq[2 * XF_MAX];
+    int peer[2 * XF_MAX], k, i, p;
+    int len = (round % 8 == 7) ? XF_MEDIUM : XF_SMALL;
+    MPI_Status st;
+
+    k = xf_post(x, round, len, rq, peer);
     for (i = 0; i < k; i++) {
         MT_CHECK(ft_wait(MT_HERE, &rq[i], &st, peer[i] >= 0 ? "receive" : "send"));
         if (peer[i] >= 0) {
@@ -158,6 +177,42 @@ static void xf_mix_round(xf_t *x, int round, int stop)
         }
     }
     xf_allreduce(x, round, 64, stop);
+}
+
+/* reset: a pair's link may break (a local error, class MPI_ERR_INTERN);
+ * anything else is a failure. */
+static void xf_reset_wait(xf_t *x, MPI_Request *rq, int p, int len, int round, int recv)
+{
+    MPI_Status st;
+    int rc, cls;
+
+    rc = ft_wait(MT_HERE, rq, &st, recv ? "receive" : "send");
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &cls);
+        mt_expect(MT_HERE, cls == MPI_ERR_INTERN, "round %d: %s with rank %d: class %d, "
+                  "not a local break (MPI_ERR_INTERN)", round, recv ? "receive" : "send",
+                  p, cls);
+        x->broken[p] = 1;
+        return;
+    }
+    if (recv) {
+        mt_expect_status(MT_HERE, &st, p, 0, MPI_BYTE, len);
+        mt_verify(MT_HERE, x->in[p], (size_t)len, p * 1000 + x->me, round, "payload");
+    }
+}
+
+static void xf_reset_round(xf_t *x, int round, int stop)
+{
+    MPI_Request rq[2 * XF_MAX];
+    int peer[2 * XF_MAX], k, i, p;
+    int len = (round % 8 == 7) ? XF_MEDIUM : XF_SMALL;
+
+    (void)stop;
+    k = xf_post(x, round, len, rq, peer);
+    for (i = 0; i < k; i++) {
+        p = peer[i] >= 0 ? peer[i] : -1 - peer[i];
+        xf_reset_wait(x, &rq[i], p, len, round, peer[i] >= 0);
+    }
 }
 
 /* A 64 MiB payload: the sender's fixed pattern (filled once: filling 64 MiB
@@ -268,14 +323,14 @@ int main(int argc, char **argv)
     static xf_t x;
     void (*round_fn)(xf_t *, int, int) = xf_mix_round;
     double seconds, t0;
-    int round = 0, busy, p;
+    int round = 0, busy = 0, p;
     const char *mode;
 
     x.t_init[0] = xf_wall();
     mt_init(&argc, &argv, "x_flap");
     x.t_init[1] = xf_wall();
     if (argc != 3)
-        mt_fail(MT_HERE, "usage: x_flap mix|rndv|coll|fin SECONDS");
+        mt_fail(MT_HERE, "usage: x_flap mix|rndv|coll|fin|reset SECONDS");
     mode    = argv[1];
     seconds = atof(argv[2]);
     x.me    = mt_rank();
@@ -286,12 +341,30 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "coll")) {
         round_fn    = xf_coll_round;
         x.coll_busy = 1;
+    } else if (!strcmp(mode, "reset")) {
+        round_fn = xf_reset_round;
+        MT_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     } else if (strcmp(mode, "mix") && strcmp(mode, "fin")) {
         mt_fail(MT_HERE, "unknown mode %s", mode);
     }
     xf_hosts(&x);
     xf_alloc(&x, mode);
     MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    for (t0 = mt_now(); round_fn == xf_reset_round && round < (int)(seconds * 100); round++) {
+        if (round == 1 && x.me == 0)
+            xf_cue("ready");
+        xf_reset_round(&x, round, 0);
+        mt_sleep_ms(1);
+    }
+    if (round_fn == xf_reset_round) {
+        for (p = 0; p < x.n; p++)
+            busy += x.broken[p];
+        mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == 0, "%d process(es) in the "
+                  "failed group: a broken link blamed somebody",
+                  ft_failed_count(MPI_COMM_WORLD));
+        printf("X_FLAP_RESET rank %d broken %d\n", x.me, busy);
+        x.stop = 1;
+    }
     for (t0 = mt_now(); !x.stop; round++) {
         /* the cue once traffic runs: after the first round (rndv: once
          * the second round's transfer is in flight) */

@@ -51,6 +51,12 @@ static void on_inject(void *arg, int sig) { (void)arg; raise(sig); }
 /* the failure detector's bound on a verdict (0: no detector) */
 static double fate_verdict_at;
 static double on_fate_deadline(void *arg, fs_ep_t *ep) { (void)arg; (void)ep; return fate_verdict_at; }
+/* peers on another host (bit = peer id; 0: one host) and the detector
+ * checks asked for them */
+static unsigned remote_peers;
+static int check_calls;
+static int on_remote(void *arg, fs_ep_t *ep) { (void)arg; return (remote_peers >> ep->id) & 1; }
+static void on_check(void *arg, fs_ep_t *ep) { (void)arg; (void)ep; ++check_calls; }
 /* The host's poll (its detector's verdicts): a test sets on_poll_hook; it
  * gets the polling engine's index. */
 static void (*on_poll_hook)(int i);
@@ -71,6 +77,8 @@ static const fs_host_ops_t host = {
     .excluded      = on_excluded,
     .inject        = on_inject,
     .fate_deadline = on_fate_deadline,
+    .remote        = on_remote,
+    .check         = on_check,
     .poll          = on_poll,
 };
 
@@ -95,6 +103,8 @@ static void setup(void)
     memset(peer_failed_at, 0, sizeof(peer_failed_at));
     peer_failed_reporter = NULL;
     fate_verdict_at = 0;
+    remote_peers = 0;
+    check_calls  = 0;
     on_poll_hook = NULL;
     for (i = 0; i < NENG; ++i) {
         cfg.my_id    = (uint64_t)i;

@@ -1,6 +1,7 @@
 /* Fail-stop semantics in the engine (MPI-FT draft 17.3-17.8), without MPI:
  * each test fails a peer through the fake transport and checks one rule. */
 #include "fixture.h"
+#include "common/fs_time.h"
 
 #include <signal.h>
 #include <time.h>
@@ -640,4 +641,95 @@ Test(failure, a_revoke_of_a_freed_communicator_spares_the_one_made_again)
     progress_one(1);
     cr_expect(fs_comm_is_revoked(comm[1]), "the new one's revoke, kept for it");
     cr_expect_eq(fs_engine_stats(eng[1])->agree_stale, 0);
+}
+
+/* ---- links to another host (issue 40) ------------------------------------ */
+
+static void progress_0_for(double seconds)
+{
+    double end = fs_time_now() + seconds;
+
+    while (fs_time_now() < end) {
+        fs_engine_progress(eng[0]);
+    }
+}
+
+/* A reset over tcp to another host: a link flap, a middlebox or a forged
+ * packet gives it as well as a death.  A suspicion: the detector is asked
+ * to check, operations wait, and its verdict decides. */
+Test(failure, a_reset_from_another_host_waits_for_the_detectors_verdict)
+{
+    uint8_t x = 0;
+    treq_t r;
+
+    remote_peers = 1u << 1;
+    cr_assert_eq(recv_msg(&r, 0, 1, 5, &x, 1), FS_INPROGRESS);
+    kill_peer(0, 1);
+    cr_expect_eq(eps[0][1]->state, FS_EP_SUSPECTED, "a suspicion, not a verdict");
+    cr_expect_eq(check_calls, 1, "the detector is asked to check it now");
+    cr_expect_eq(peer_failed_calls, 0, "nobody blamed yet");
+    cr_expect(!r.done, "its receive waits for the verdict");
+    fs_engine_peer_suspected(eng[0], eps[0][1]);     /* the detector's verdict */
+    cr_expect(fs_ep_is_failed(eps[0][1]));
+    cr_expect_eq(fs_peer_status(eps[0][1]), FS_ERR_PEER_FAILED);
+    cr_expect_eq(peer_failed_calls, 1);
+    cr_expect(r.done && (r.u.r.super.status == FS_ERR_PEER_FAILED));
+}
+
+/* No verdict by the detector's bound: the process lives (its host-mates saw
+ * it run, its beats go on), so the break is this link's: a local error,
+ * nobody blamed. */
+Test(failure, a_reset_from_another_host_without_a_verdict_blames_nobody)
+{
+    uint8_t x = 0;
+    treq_t r;
+
+    params.cause_wait_ms = 30;
+    remote_peers = 1u << 1;
+    cr_assert_eq(recv_msg(&r, 0, 1, 5, &x, 1), FS_INPROGRESS);
+    fake_fail_ep(eps[0][1]->tl_ep, -80);     /* UCX 1.13's tcp: ENDPOINT_TIMEOUT */
+    cr_expect_eq(eps[0][1]->state, FS_EP_SUSPECTED);
+    progress_0_for(0.1);
+    cr_expect(fs_ep_is_failed(eps[0][1]));
+    cr_expect_eq(fs_peer_status(eps[0][1]), FS_ERR_LOCAL, "no verdict: a local break");
+    cr_expect_eq(peer_failed_calls, 0, "nobody blamed");
+    cr_expect_eq(fs_comm_failed_ranks(comm[0], FS_COMM_REMOTE, 0, NULL, 0), 0,
+                 "not in the communicator's failed group either");
+    cr_expect(r.done && (r.u.r.super.status == FS_ERR_LOCAL));
+}
+
+/* The same reset from a process of this host is its death (no network in
+ * between); a refused connection is its host's answer: nothing listens. */
+Test(failure, a_reset_on_this_host_or_a_refusal_is_a_verdict)
+{
+    remote_peers = 1u << 2;
+    kill_peer(0, 1);
+    cr_expect(fs_ep_is_failed(eps[0][1]));
+    cr_expect_eq(fs_peer_status(eps[0][1]), FS_ERR_PEER_FAILED);
+    fake_fail_ep(eps[0][2]->tl_ep, -23);     /* UCS_ERR_REJECTED */
+    cr_expect(fs_ep_is_failed(eps[0][2]));
+    cr_expect_eq(fs_peer_status(eps[0][2]), FS_ERR_PEER_FAILED);
+    cr_expect_eq(check_calls, 0);
+    cr_expect_eq(peer_failed_calls, 2);
+}
+
+/* An operation that fails on a link to another host before its endpoint
+ * reports (UCX completes a broken link's operations first) does not fail
+ * the peer: it waits, and the endpoint's error, read across hosts, decides. */
+Test(failure, an_operation_failing_on_a_link_to_another_host_blames_nobody)
+{
+    uint8_t v = 1;
+    treq_t s;
+
+    remote_peers = 1u << 1;
+    eng[0]->tl->fail_next_send = FS_ERR_PEER_FAILED;
+    cr_expect_eq(send_msg(&s, 0, 1, 3, &v, 1, FS_SEND_STANDARD), FS_INPROGRESS,
+                 "it waits for the peer's fate");
+    cr_expect(fs_ep_is_usable(eps[0][1]));
+    cr_expect_eq(peer_failed_calls, 0);
+    kill_peer(0, 1);
+    cr_expect_eq(eps[0][1]->state, FS_EP_SUSPECTED);
+    cr_expect(!s.done);
+    fs_engine_peer_suspected(eng[0], eps[0][1]);
+    cr_expect(s.done && (s.u.s.super.status == FS_ERR_PEER_FAILED));
 }
