@@ -145,7 +145,11 @@ int MPIX_Failstop_active(int *flag);
  * and the failure detector's "hb_beats_sent", "hb_beats_received",
  * "hb_suspicions" (failures it decided itself), "hb_failed_sent" (failure
  * messages it sent: the propagation cost), "hb_syncs_sent", "hb_refused"
- * (messages of processes known failed), "hb_max_beat_gap_us" (largest gap
+ * (messages of processes known failed), "hb_host_checks" (silent processes
+ * of other hosts whose host it probed), "hb_asks" (processes of other hosts
+ * whose host-mates it asked, a link to them having broken), "hb_extensions"
+ * (silent processes of this host it gave one timeout more, seeing them
+ * running), "hb_max_beat_gap_us" (largest gap
  * between two heartbeats of the process this one watches) and
  * "hb_max_self_late_us" (largest lateness of the detector's own timer); all
  * 0 when the detector is off.

@@ -153,7 +153,9 @@ const fs_param_desc_t fs_param_table[] = {
     {"hb_timeout_ms", FS_PARAM_INT, "1000",
      "A process whose heartbeats stop for this many ms is suspected, and a "
      "suspicion is final: it is failed everywhere and ends (MPI-FT 17.3). At "
-     "least 3 heartbeat periods",
+     "least 3 heartbeat periods. A process of the observer's host that is "
+     "there and not stopped (its /proc state) gets this long once more: a "
+     "heartbeat thread starved on an oversubscribed node is not a failure",
      FS_PARAM_FIELD(hb_timeout_ms)},
     {"hb_timeout_remote_ms", FS_PARAM_INT, "2500",
      "A process on another host (another network stack) whose heartbeats "

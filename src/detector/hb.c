@@ -214,6 +214,13 @@ static int fs_hb_exited(void *arg, uint32_t rank)
     return fs_pw_exited(&hb->peers[hb->det_cfg.me].proc, &hb->peers[rank].proc);
 }
 
+static int fs_hb_runnable(void *arg, uint32_t rank)
+{
+    fs_hb_t *hb = arg;
+
+    return fs_pw_runnable(&hb->peers[hb->det_cfg.me].proc, &hb->peers[rank].proc);
+}
+
 static const fs_det_ops_t fs_hb_det_ops = {
     .send        = fs_hb_send,
     .failed      = fs_hb_failed,
@@ -221,6 +228,7 @@ static const fs_det_ops_t fs_hb_det_ops = {
     .host        = fs_hb_host,
     .partitioned = fs_hb_partitioned,
     .exited      = fs_hb_exited,
+    .runnable    = fs_hb_runnable,
 };
 
 /* ---- the thread ------------------------------------------------------------ */

@@ -3,6 +3,8 @@
 #include "detector/pidwatch.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,4 +67,33 @@ int fs_pw_exited(const fs_pw_id_t *self, const fs_pw_id_t *peer)
     exited     = (poll(&pfd, 1, 0) == 1) && (pfd.revents & POLLIN);
     fs_pw_close(fd);
     return exited;
+}
+
+int fs_pw_runnable(const fs_pw_id_t *self, const fs_pw_id_t *peer)
+{
+    char path[64], buf[512], *paren;
+    ssize_t len;
+    int fd;
+
+    if ((peer->pid <= 0) || (peer->pidns == 0) || (peer->pidns != self->pidns) ||
+        (peer->pid == self->pid)) {
+        return 0;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)peer->pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    len = read(fd, buf, sizeof(buf) - 1);
+    (void)close(fd);
+    if (len <= 0) {
+        return 0;
+    }
+    buf[len] = '\0';
+    /* "PID (COMM) STATE ...": COMM may hold spaces and parentheses */
+    paren = strrchr(buf, ')');
+    if ((paren == NULL) || (paren[1] != ' ')) {
+        return 0;
+    }
+    return strchr("RSDIW", paren[2]) != NULL;
 }

@@ -38,4 +38,9 @@ void        fs_pw_close(int fd);
  * process id reused since is a running process: never an exit). */
 int         fs_pw_exited(const fs_pw_id_t *self, const fs_pw_id_t *peer);
 
+/* 1 if the process `peer` (of this host, as for fs_pw_open) is there and
+ * neither stopped nor a zombie (/proc/PID/stat state R, S, D...), 0
+ * otherwise or if that cannot be told from here. */
+int         fs_pw_runnable(const fs_pw_id_t *self, const fs_pw_id_t *peer);
+
 #endif

@@ -166,7 +166,6 @@ double fs_det_timeout_of(const fs_det_t *det, uint32_t rank)
     return det->cfg.timeout;
 }
 
-
 /* ---- fs_det_check: a broken link is a question for the peer's host ------ */
 
 /* Ranks scanned for host-mates, before the ring's nearest: under a mapping

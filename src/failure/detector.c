@@ -182,6 +182,7 @@ static void fs_det_watch(fs_det_t *det, uint32_t r, double now)
     fs_det_probe_cancel(det);       /* it was about the one watched so far */
     det->observed     = r;
     det->obs_exited   = 0;
+    det->obs_extended = 0;
     det->watch_at     = now;
     det->last_beat_at = -HUGE_VAL;
     det->obs_timeout  = fs_det_timeout_of(det, r);
@@ -299,6 +300,7 @@ static void fs_det_rx_beat(fs_det_t *det, const fs_det_msg_t *msg, double now)
             det->stats.max_beat_gap = now - det->last_beat_at;
         }
         det->last_beat_at = now;
+        det->obs_extended = 0;
         if (!det->obs_exited) {     /* a beat sent before the exit */
             det->obs_deadline = now + det->obs_timeout;
         }
@@ -539,6 +541,15 @@ void fs_det_tick(fs_det_t *det, double now)
             /* its host decides (det_hosts.c); the check drives from here */
             det->obs_deadline = HUGE_VAL;
             fs_det_probe_host(det, p, now);
+            return;
+        }
+        if (!det->obs_extended && (det->ops.runnable != NULL) &&
+            det->ops.runnable(det->arg, p)) {
+            /* its host sees it there and not stopped: a starved detector
+             * thread is not a failure; one timeout more tells a hang */
+            det->obs_extended = 1;
+            ++det->stats.extensions;
+            det->obs_deadline = now + det->obs_timeout;
             return;
         }
         ++det->stats.suspicions;

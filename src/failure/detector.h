@@ -133,6 +133,13 @@ typedef struct fs_det_ops {
      * exited (its process id says so); a few system calls, called at most
      * once per period per rank, only when another process ASKs. */
     int (*exited)(void *arg, uint32_t rank);
+    /* Optional (NULL: never known): 1 if rank, a process of this host, is
+     * there and not stopped (its process id says so); called when its
+     * timeout runs out.  Such a process gets one timeout more before it is
+     * suspected: a detector thread starved on an oversubscribed node is
+     * not a failure; still silent after that, it is hung.  A stopped
+     * process (SIGSTOP) gets none. */
+    int (*runnable)(void *arg, uint32_t rank);
 } fs_det_ops_t;
 
 /* Most processes of one host probed at once (more are found one by one). */
@@ -159,6 +166,7 @@ typedef struct fs_det_stats {
     uint64_t suspicions;         /* failures this detector decided itself */
     uint64_t host_checks;        /* silent processes on other hosts probed */
     uint64_t asks;               /* fs_det_check: processes asked about */
+    uint64_t extensions;         /* silent but runnable: one timeout more */
     uint64_t failed_sent;        /* FAILED messages sent (propagation cost) */
     uint64_t syncs_sent;
     uint64_t refused;            /* messages dropped: sender known failed */

@@ -60,6 +60,7 @@ struct fs_det {
     double          obs_timeout;  /* timeout or timeout_remote, for observed */
     double          last_beat_at; /* last BEAT from the observed, -inf if none */
     int             obs_exited;   /* the observed exited (fs_det_exited) */
+    int             obs_extended; /* its silence got its one timeout more */
     int             started;
     int             left;
 

@@ -230,6 +230,9 @@ static const fs_mpix_counter_t fs_mpix_hb_counters[] = {
     FS_MPIX_HB_COUNTER(refused),
     FS_MPIX_HB_COUNTER(foreign),
     FS_MPIX_HB_COUNTER(malformed),
+    FS_MPIX_HB_COUNTER(host_checks),
+    FS_MPIX_HB_COUNTER(asks),
+    FS_MPIX_HB_COUNTER(extensions),
 };
 
 /* The failure detector's counters ("hb_<name>"); 0 when it is off. */

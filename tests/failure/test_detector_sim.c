@@ -26,6 +26,8 @@ typedef struct sim_proc {
     fs_det_t      *det;
     int            started, dead, doomed, left, excluded, partitioned;
     double         start_at, doomed_at, stop_until, excluded_at;
+    double         mute_until;   /* runs (not stopped) but sends nothing: a
+                                    starved or hung detector thread */
     uint32_t       excluded_by;
     double         learned_at[SIM_MAX];  /* -1: not learned */
     fs_det_cause_t cause[SIM_MAX];
@@ -50,6 +52,7 @@ struct sim {
     /* hosts: rank r on host r / per_host (0: all on one host); between
      * cut_from and cut_until host cut_host's link is down */
     uint32_t   per_host, cut_host;
+    uint32_t   runnable_calls;
     double     cut_from, cut_until;
     sim_proc_t p[SIM_MAX];
 };
@@ -108,6 +111,9 @@ static void sim_send(void *arg, uint32_t to, const fs_det_msg_t *msg,
     cr_assert(!p->dead && (s->now >= p->stop_until), "%u sends while not running", p->rank);
     cr_assert_lt(to, s->n);
     cr_assert_leq(len, sizeof(m.data));
+    if (s->now < p->mute_until) {
+        return;
+    }
     if ((to == s->drop_to) && (msg->type == s->drop_type) &&
         (msg->subject == s->drop_subject) &&
         ((s->drop_max == 0) || (s->dropped < s->drop_max))) {
@@ -205,9 +211,24 @@ static int sim_exited(void *arg, uint32_t rank)
     return p->sim->p[rank].dead || p->sim->p[rank].left;
 }
 
-static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded, NULL, NULL, NULL};
+/* Its host sees it there and not stopped (a muted process runs). */
+static int sim_runnable(void *arg, uint32_t rank)
+{
+    sim_proc_t *p = arg;
+    const sim_proc_t *q = &p->sim->p[rank];
+
+    if (p->sim->per_host > 0) {
+        cr_assert_eq(sim_host(p, rank), sim_host(p, p->rank));
+    }
+    ++p->sim->runnable_calls;
+    return !q->dead && !q->left && (p->sim->now >= q->stop_until);
+}
+
+static const fs_det_ops_t sim_ops = {sim_send, sim_failed, sim_excluded, NULL, NULL, NULL,
+                                     sim_runnable};
 static const fs_det_ops_t sim_ops_hosts = {sim_send, sim_failed, sim_excluded,
-                                           sim_host, sim_partitioned, sim_exited};
+                                           sim_host, sim_partitioned, sim_exited,
+                                           sim_runnable};
 
 #define T_TIMEOUT_REMOTE (2.5 * T_TIMEOUT)
 #define T_TIMEOUT_HOST   (4.5 * T_TIMEOUT)
@@ -959,5 +980,45 @@ Test(det_sim, a_checked_process_alone_on_its_host_is_left_to_the_ring)
     sim_check_exact(s, "a checked lone process");
     cr_expect_eq(SIM_SUM(s, asks), 0);
     cr_expect_geq(sim_learn_delay(s, 3), T_TIMEOUT_HOST);
+    sim_destroy(s);
+}
+
+/* A detector thread starved for longer than a timeout (1.3 of them: with
+ * the beat phase its silence stays below two; an oversubscribed
+ * node): its host sees the process there and not stopped, so it gets one
+ * timeout more, and its beats coming back clear it. */
+Test(det_sim, a_starved_process_its_host_sees_running_is_not_suspected)
+{
+    sim_t *s = sim_create(8, 31);
+
+    sim_run(s, 1.0);
+    s->p[3].mute_until = 1.0 + 1.3 * T_TIMEOUT;
+    sim_run(s, 1.0 + 6 * T_TIMEOUT);
+    sim_check_exact(s, "a starved process");
+    cr_expect_eq(SIM_SUM(s, suspicions), 0);
+    cr_expect_eq(SIM_SUM(s, extensions), 1);
+    /* starved again later: a new extension (the beats cleared the last) */
+    s->p[3].mute_until = s->now + 1.3 * T_TIMEOUT;
+    sim_run(s, s->now + 6 * T_TIMEOUT);
+    sim_check_exact(s, "starved twice");
+    cr_expect_eq(SIM_SUM(s, extensions), 2);
+    sim_destroy(s);
+}
+
+/* Silent and still there after the extra timeout: hung, and failed. */
+Test(det_sim, a_hung_process_is_failed_after_one_timeout_more)
+{
+    sim_t *s = sim_create(8, 32);
+    double d;
+
+    sim_run(s, 1.0);
+    s->p[3].mute_until = HUGE_VAL;
+    s->p[3].doomed     = 1;
+    s->p[3].doomed_at  = 1.0;
+    sim_run(s, 1.0 + 6 * T_TIMEOUT);
+    d = sim_learn_delay(s, 3);
+    cr_expect_geq(d, 2 * T_TIMEOUT - T_PERIOD, "known after %.3f s", d);
+    cr_expect_leq(d, 2 * T_TIMEOUT + T_PERIOD + T_PROP, "known after %.3f s", d);
+    cr_expect_eq(SIM_SUM(s, extensions), 1);
     sim_destroy(s);
 }

@@ -12,8 +12,8 @@
 #              RANK:hold=PATH) until the link is down
 #   rndv       a flap during 64 MiB rendezvous transfers across hosts
 #   coll       a flap during MPI_Allreduce calls
-#   fin        a flap during MPI_Finalize (down on the program's cue,
-#              every rank enters MPI_Finalize 0.2 s later)
+#   fin        a flap during MPI_Finalize (down once every rank is out of
+#              the last barrier; each enters MPI_Finalize on seeing it down)
 #   For these: nobody suspected (no failstop warning, no record of a
 #   failure, an error or a cut-off), every payload checked, every rank OK,
 #   failstop-run --strict exits 0, and the flap fell where the scenario
@@ -131,8 +131,13 @@ act() {
         now > "$HOSTS_DIR/up"
         return 0 ;;
     fin)
-        wait_for "$HOSTS_DIR/ready" && wait_for "$HOSTS_DIR/finalize" 600 ||
-            { echo "no finalize cue from x_flap"; return 1; }
+        # every rank is out of the last barrier (its own cue) and waits for
+        # the link to go down before it calls MPI_Finalize
+        wait_for "$HOSTS_DIR/ready" || { echo "no ready cue from x_flap"; return 1; }
+        for ((i = 0; i < NP; i++)); do
+            wait_for "$HOSTS_DIR/finalize.$i" 600 ||
+                { echo "no finalize cue from rank $i"; return 1; }
+        done
         link_flap "$PHASE_S"
         return 0 ;;
     esac
@@ -192,6 +197,11 @@ check_reset() {
         { [ "$r" -lt "$PER" ] || [ "$r" -ge $((NP - PER)) ]; } && want=$PER
         got=$(awk -v r="$r" '$1 == "X_FLAP_RESET" && $3 == r { print $5 }' "$out")
         [ "${got:-x}" = "$want" ] || echo "; rank $r: ${got:-no} broken link(s), not $want"
+        # a rank whose links broke had its detector ask the peers' hosts
+        got=$(awk -v r="$r" '$1 == "X_FLAP_RESET" && $3 == r { print $7 }' "$out")
+        if [ "$want" -gt 0 ]; then
+            [ "${got:-0}" -ge 1 ] || echo "; rank $r: its detector asked nobody's host"
+        fi
     done
     # failstop said only that links broke locally, blaming nobody
     grep '\[failstop:[0-9]*\]' "$out" | grep -v "broke locally: .*not blaming the peer" |
@@ -204,7 +214,7 @@ check_reset() {
 run() {
     local sc=$1 out=$HOSTS_DIR/out rc why="" ok t0=$SECONDS left secs=5 mode=mix inject="" r
     local prog=("$PROG") strict=1 opts=()
-    rm -rf "$ST" "$HOSTS_DIR"/{ready,finalize,down,up,go}
+    rm -rf "$ST" "$HOSTS_DIR"/{ready,finalize.*,down,up,go}
     mkdir -p "$ST"
     hosts_run "$H" rm -rf "$ST"
     hosts_run "$H" mkdir -p "$ST"

@@ -9,16 +9,22 @@
  *   rndv  64 MiB exchanges around a ring whose every edge crosses hosts
  *         (to rank + ranks-per-host), back to back;
  *   coll  checked MPI_Allreduce calls back to back (16 B to 1 MiB);
- *   fin   mix, then rank 0 writes $FS_NET_DIR/finalize (the script's cue
- *         to take the link down) and every rank calls MPI_Finalize 0.2 s
- *         later, while the link is down;
+ *   fin   mix, then a barrier; each rank, out of it, writes
+ *         $FS_NET_DIR/finalize.R (the script takes the link down once it
+ *         has all of them), waits (at most 15 s) until $FS_NET_DIR/down
+ *         exists and calls MPI_Finalize: every rank enters it while the
+ *         link is down.  (A cue of rank 0 alone, 0.2 s before everyone
+ *         entered, raced the barrier's last messages: a barrier done at
+ *         rank 0 may still be in flight to others, and those left it only
+ *         once the link was back: seen at 6 hosts in CI);
  *   reset point-to-point only (mix's sizes), SECONDS x 100 rounds: the
  *         script destroys the live TCP connections between two hosts (ss
  *         -K: a reset neither process asked for).  A pair whose link broke
  *         gets MPI_ERR_INTERN (a local break: nobody is blamed) and stops
  *         talking; every other pair goes on, every payload checked; at the
  *         end nobody is in any rank's failed group.  Prints
- *         "X_FLAP_RESET rank R broken K" (K: peers whose link broke).
+ *         "X_FLAP_RESET rank R broken K asks A" (K: peers whose link broke;
+ *         A: processes whose host-mates its detector asked about them).
  * Rounds go on for SECONDS seconds of rank 0's clock (its decision travels
  * in the round's allreduce, so every rank ends at the same round).
  *
@@ -32,6 +38,7 @@
 #include "faulttest.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #define XF_MAX    64
 #define XF_SMALL  64
@@ -76,6 +83,21 @@ static void xf_cue(const char *name)
         fprintf(f, "%.6f\n", xf_wall());
         fclose(f);
     }
+}
+
+/* Waits until $FS_NET_DIR/NAME exists, at most limit seconds (then on:
+ * the script's own checks say what went wrong). */
+static void xf_wait_cue(const char *name, double limit)
+{
+    const char *dir = getenv("FS_NET_DIR");
+    char path[4096];
+    double t0 = mt_now();
+
+    if (dir == NULL)
+        return;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    while (access(path, F_OK) != 0 && mt_now() - t0 < limit)
+        mt_sleep_ms(5);
 }
 
 /* Ranks on this rank's host (by processor name): the ring of rndv then
@@ -362,7 +384,12 @@ int main(int argc, char **argv)
         mt_expect(MT_HERE, ft_failed_count(MPI_COMM_WORLD) == 0, "%d process(es) in the "
                   "failed group: a broken link blamed somebody",
                   ft_failed_count(MPI_COMM_WORLD));
-        printf("X_FLAP_RESET rank %d broken %d\n", x.me, busy);
+        {
+            unsigned long long asks = 0;
+
+            MT_CHECK(MPIX_Failstop_counter("hb_asks", &asks));
+            printf("X_FLAP_RESET rank %d broken %d asks %llu\n", x.me, busy, asks);
+        }
         x.stop = 1;
     }
     for (t0 = mt_now(); !x.stop; round++) {
@@ -375,10 +402,12 @@ int main(int argc, char **argv)
             mt_sleep_ms(1);
     }
     if (!strcmp(mode, "fin")) {
+        char name[32];
+
         MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        if (x.me == 0)
-            xf_cue("finalize");
-        mt_sleep_ms(200);
+        snprintf(name, sizeof name, "finalize.%d", x.me);
+        xf_cue(name);
+        xf_wait_cue("down", 15.0);
     }
     busy = xf_busy_at_down(&x);
     if (getenv("XF_SPANS") != NULL)
