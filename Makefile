@@ -56,6 +56,9 @@ endif
 OMPI_CFLAGS := $(foreach d,$(OMPI_INCDIRS),-isystem $(d))
 # The Open MPI series (4 or 5) decides the runtime libraries and headers;
 # the code itself asks mpi.h (src/ompi/compat.h).
+# Open MPI's own component directory (Debian 12: .../lib/openmpi3), for
+# failstop-rank's component path under a direct launch
+OMPI_PKGLIBDIR ?= $(shell ompi_info --parsable --path pkglibdir 2>/dev/null | sed -n 's/^path:pkglibdir://p')
 OMPI_MAJOR  ?= $(shell $(MPICC) --showme:version 2>/dev/null | sed -n 's/.*Open MPI \([0-9]*\)\..*/\1/p')
 ifeq ($(OMPI_MAJOR),5)
 # Open MPI 5's internal headers include PMIx's; Debian 13's libopenmpi-dev
@@ -118,7 +121,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: soak soak-mpi soak-hosts bench-flap validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: soak soak-mpi soak-hosts bench-flap validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test slurm-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(REPORTER) $(PROBE) $(TOPO) $(VALIDATE) $(PC_FILE) $(UNIT_BIN) \
@@ -166,9 +169,11 @@ $(REPORTER): src/tools/failstop-report
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
-$(RANKWRAP): src/tools/failstop-rank.c src/common/fs_record.h src/common/fs_time.h
+$(RANKWRAP): src/tools/failstop-rank.c src/tools/rank_pmix.c src/tools/rank_pmix.h \
+		src/common/fs_record.h src/common/fs_time.h
 	@mkdir -p $(@D)
-	$(CC) $(PROG_CFLAGS) -o $@ $<
+	$(CC) $(PROG_CFLAGS) $(if $(OMPI_PKGLIBDIR),-DFS_OMPI_PKGLIBDIR='"$(OMPI_PKGLIBDIR)"') \
+	    -o $@ src/tools/failstop-rank.c src/tools/rank_pmix.c
 
 $(PC_FILE): src/tools/failstop.pc.in
 	@mkdir -p $(@D)
@@ -273,16 +278,23 @@ external-test: all
 hosts-test: all
 	@FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-10} bash tests/hosts/run.sh $(BUILD)
 
+# the same hosts under Slurm (tests/hosts/slurm-run.sh: slurmctld and a
+# slurmd per host; every job failstop-run inside an allocation, ranks
+# started by srun): fault tests, net.sh's kill, crash and partition, flaps
+slurm-test: all
+	@FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-3} bash tests/hosts/slurm-run.sh $(BUILD)
+
 # Every fault test 20 times in a row, per transport and launcher: the MPI
 # suite's fault tests over UCX shared memory and TCP and the OFI providers
 # (mpi-test with every loop at 20), then everything across hosts (the
-# fault tests, net.sh, flap.sh at 3 and 6 hosts).  CI runs the same loops
+# fault tests, net.sh, flap.sh at 3 and 6 hosts; then under Slurm).  CI runs the same loops
 # fewer times (make test).
 soak: soak-mpi soak-hosts
 soak-mpi: all
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20 TCP_REPEAT=20 OFI_REPEAT=20 OFI_LIFE_REPEAT=20
 soak-hosts: all
 	@$(MAKE) --no-print-directory hosts-test FS_HOSTS_REPEAT=20
+	@$(MAKE) --no-print-directory slurm-test FS_HOSTS_REPEAT=20
 
 # MPICH's MPI test suite (../shared/third_party/), built into $(BUILD)/conformance,
 # each test over failstop and over ob1; fails if one passes over ob1 only
@@ -335,6 +347,7 @@ test: deps
 	@$(MAKE) --no-print-directory validate-test
 	@$(MAKE) --no-print-directory mpi-test REPEAT=10 TCP_REPEAT=5 TCP_FIRST_NP=1 OFI_LIFE_REPEAT=5
 	@$(MAKE) --no-print-directory hosts-test FS_HOSTS_REPEAT=3
+	@$(MAKE) --no-print-directory slurm-test FS_HOSTS_REPEAT=3
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory external-test
 	@$(MAKE) --no-print-directory fuzz-short

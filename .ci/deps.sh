@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config libopenmpi-dev openmpi-bin libucx-dev ucx-utils
       libcriterion-dev gnuplot-nox netpipe-openmpi hpcc libfabric-dev libibverbs-dev
-      procps psmisc gawk autoconf automake libtool python3 iproute2 nftables clang libfuzzer-14-dev libhwloc-dev)
+      procps psmisc gawk autoconf automake libtool python3 iproute2 nftables clang libfuzzer-14-dev libhwloc-dev
+      slurmctld slurmd slurm-client slurm-wlm-basic-plugins)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

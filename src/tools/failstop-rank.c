@@ -39,7 +39,16 @@
  * the process out of pending collectives, and the fence then waits for it
  * for ever (caught 1 run in 20-40 under load, tf_life_wireup_stop).  So the
  * waiter records the end at once but exits only when every other rank has
- * left MPI_Init or ended (their records), or after FS_RANK_INIT_HOLD_MS. */
+ * left MPI_Init or ended (their records), or after FS_RANK_INIT_HOLD_MS.
+ *
+ * Direct launch (srun --mpi=pmix, issue 41): there is no mpirun to name the
+ * rank, so the rank and the job's size come from PMIx's or Slurm's variables
+ * (PMIX_RANK, SLURM_PROCID; SLURM_STEP_NUM_TASKS, SLURM_NTASKS) and are
+ * passed on as OMPI_COMM_WORLD_RANK and _SIZE, as mpirun would.  And where
+ * nobody chose a PML (OMPI_MCA_pml unset: a user's own srun line), the
+ * waiter selects failstop for its rank: OMPI_MCA_pml=failstop, the
+ * component directory beside it (PREFIX/lib/openmpi, then Open MPI's own)
+ * and OMPI_MCA_async_mpi_finalize=1, the settings failstop-run gives. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -53,11 +62,17 @@
 
 #include "common/fs_record.h"
 #include "common/fs_time.h"
+#include "tools/rank_pmix.h"
 
 #define FS_RANK_MAX_KILLS        32
 #define FS_RANK_FENCE_DEFAULT_MS 3000
 /* Wake-up period while the rank is stopped and a fence limit is set. */
 #define FS_RANK_TICK_MS          100
+/* Looking for the rank's PMIx connection (rank_pmix.h): every 20 ms for the
+ * first FS_RANK_PMIX_FAST_S seconds (MPI_Init), then every second. */
+#define FS_RANK_PMIX_TICK_MS     20
+#define FS_RANK_PMIX_SLOW_MS     1000
+#define FS_RANK_PMIX_FAST_S      10
 /* A wake-up this much later than planned means the waiter itself stalled. */
 #define FS_RANK_STALL_MS         500
 /* Longest hold of the exit after a death inside MPI_Init (above); below
@@ -66,6 +81,11 @@
 #define FS_RANK_INIT_POLL_MS     5
 /* "Never", in seconds (no libm: the Makefile links this without -lm). */
 #define FS_RANK_NEVER            1e30
+/* Open MPI's own component directory (the Makefile: where it was built
+ * against), after failstop's in a direct launch's component path. */
+#ifndef FS_OMPI_PKGLIBDIR
+#define FS_OMPI_PKGLIBDIR "SYS_DEFAULT"
+#endif
 
 typedef struct {
     double at;   /* seconds after the rank started */
@@ -86,6 +106,75 @@ static void fs_rank_forward(int sig)
     if (fs_rank_child > 0) {
         kill(fs_rank_child, sig);
     }
+}
+
+/* The first of the variables NAMES (NULL-ended) that is set and not empty. */
+static const char *fs_rank_env_first(const char *const *names)
+{
+    const char *v;
+
+    for (; *names != NULL; names++) {
+        v = getenv(*names);
+        if ((v != NULL) && (*v != '\0')) {
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* The rank's identity under any launcher, passed on in mpirun's names
+ * (programs and failstop's records read those); -1 if nobody says. */
+static int fs_rank_identity(void)
+{
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                        "SLURM_PROCID", NULL};
+    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS",
+                                        "SLURM_NTASKS", NULL};
+    const char *rank = fs_rank_env_first(ranks);
+    const char *size = fs_rank_env_first(sizes);
+
+    if (rank == NULL) {
+        return -1;
+    }
+    setenv("OMPI_COMM_WORLD_RANK", rank, 0);
+    if (size != NULL) {
+        setenv("OMPI_COMM_WORLD_SIZE", size, 0);
+    }
+    return atoi(rank);
+}
+
+/* A direct launch nobody configured for failstop (a user's own srun line,
+ * OMPI_MCA_pml unset): the settings failstop-run would give. */
+static void fs_rank_select_failstop(const char *self)
+{
+    char exe[4096], dirs[8192 + 64];
+    char *slash;
+    ssize_t n;
+    int up;
+
+    if ((getenv("SLURM_STEP_ID") == NULL) || (getenv("OMPI_MCA_pml") != NULL)) {
+        return;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        fprintf(stderr, "failstop-rank: cannot find itself (%s): failstop not selected\n",
+                self);
+        return;
+    }
+    exe[n] = '\0';
+    /* PREFIX/libexec/failstop/failstop-rank -> PREFIX */
+    for (up = 0; up < 3; up++) {
+        slash = strrchr(exe, '/');
+        if (slash == NULL) {
+            return;
+        }
+        *slash = '\0';
+    }
+    snprintf(dirs, sizeof(dirs), "%s/lib/openmpi:%s", exe, FS_OMPI_PKGLIBDIR);
+    setenv("OMPI_MCA_pml", "failstop", 1);
+    setenv("OMPI_MCA_mca_base_component_path", dirs, 0);
+    setenv("OMPI_MCA_async_mpi_finalize", "1", 0);
+    setenv("PMIX_MCA_mca_base_component_show_load_errors", "0", 0);
 }
 
 static double fs_rank_min(double a, double b)
@@ -211,7 +300,7 @@ static void fs_rank_record_stop(int rank, int sig)
  * must be blocked (in *chld). */
 static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
                         long fence_ms, const sigset_t *chld, int rank,
-                        fs_rank_outcome_t *out)
+                        fs_rank_pmix_t *pm, fs_rank_outcome_t *out)
 {
     const double start = fs_time_now();
     const double limit = (double)fence_ms * 1e-3;
@@ -245,6 +334,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             return status;
         }
 
+        fs_rank_pmix_take(pm, child);
         now = fs_time_now();
         while ((next < nplan) && (now >= start + plan[next].at)) {
             if (!out->killed) {
@@ -273,6 +363,10 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             wake = fs_rank_min(wake, fs_rank_min(stopped_since + limit,
                                                  now + FS_RANK_TICK_MS * 1e-3));
         }
+        if (fs_rank_pmix_wanted(pm)) {
+            wake = fs_rank_min(wake, now + ((now - start < FS_RANK_PMIX_FAST_S)
+                                            ? FS_RANK_PMIX_TICK_MS : FS_RANK_PMIX_SLOW_MS) * 1e-3);
+        }
         before = fs_time_now();
         if (wake >= FS_RANK_NEVER) {
             planned = FS_RANK_NEVER;
@@ -294,6 +388,25 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             stopped_since = fs_time_now();
         }
     }
+}
+
+/* A rank that did not end normally while its waiter holds its PMIx
+ * connection (rank_pmix.h): the waiter keeps it open until the step ends
+ * (TERM, INT or HUP from Slurm; failstop-run ends the step once every rank
+ * has ended), so that the server never sees it lost. */
+static void fs_rank_pmix_linger(const fs_rank_pmix_t *pm, int status)
+{
+    sigset_t end;
+
+    if ((pm->fd < 0) || (WIFEXITED(status) && (WEXITSTATUS(status) == 0))) {
+        return;
+    }
+    sigemptyset(&end);
+    sigaddset(&end, SIGTERM);
+    sigaddset(&end, SIGINT);
+    sigaddset(&end, SIGHUP);
+    sigprocmask(SIG_BLOCK, &end, NULL);
+    sigwaitinfo(&end, NULL);
 }
 
 /* Whether the record KIND.RANK exists in the status directory DIR. */
@@ -375,10 +488,10 @@ static void fs_rank_set_command(char *const *cmd)
 
 int main(int argc, char **argv)
 {
-    const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
-    int rank = (rank_env != NULL) ? atoi(rank_env) : -1;
+    const int rank = fs_rank_identity();
     fs_rank_kill_t plan[FS_RANK_MAX_KILLS];
     fs_rank_outcome_t out;
+    fs_rank_pmix_t pmix;
     sigset_t chld, old;
     int nplan, status;
     long fence_ms;
@@ -387,6 +500,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: failstop-rank PROGRAM [ARGS...]\n");
         return 127;
     }
+    fs_rank_select_failstop(argv[0]);
+    fs_rank_pmix_init(&pmix);
     fs_rank_record_start(rank);
     nplan    = fs_rank_kill_plan(rank, plan, FS_RANK_MAX_KILLS);
     fence_ms = fs_rank_fence_ms();
@@ -417,9 +532,10 @@ int main(int argc, char **argv)
     signal(SIGUSR1, fs_rank_forward);
     signal(SIGUSR2, fs_rank_forward);
     signal(SIGCONT, fs_rank_forward);
-    status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, rank, &out);
+    status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, rank, &pmix, &out);
     fs_rank_record(rank, status, &out);
     fs_rank_hold_init_death(rank);
+    fs_rank_pmix_linger(&pmix, status);
     if (WIFSIGNALED(status)) {
         return 128 + WTERMSIG(status);
     }

@@ -40,7 +40,9 @@
 # At each host count of FS_FLAP_HOSTS ("3 6"; 3 ranks a host at 3 hosts, 2
 # at more), every scenario FS_FLAP_REPEAT (3) times, each job under a hard
 # limit (FS_FLAP_LIMIT, 90 s).  FS_FLAP_ONLY: a regular expression of
-# scenario names.  FS_FLAP_TIMES=FILE appends "scenario hosts rank
+# scenario names.  FS_HOSTS_LAUNCHER=slurm: each job failstop-run inside
+# a Slurm allocation of its own (tests/hosts/slurm.sh; ranks started by
+# srun).  FS_FLAP_TIMES=FILE appends "scenario hosts rank
 # down up first-known all-known" per survivor of an outage (bench).
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
@@ -62,8 +64,8 @@ LIMIT=${FS_FLAP_LIMIT:-90}
 OUTAGE=${FS_FLAP_OUTAGE_S:-8}
 PHASE_S=${FS_FLAP_PHASE_S:-2}   # the flap of wireup, rndv, coll and fin
 SCENARIOS=${FS_FLAP_SCENARIOS:-flap0.1 flap0.3 flap1 flap2 flaps5 wireup rndv coll fin hold reset outage}
-# shellcheck source=hosts.sh
-. "$HERE/hosts.sh"
+# shellcheck source=slurm.sh
+. "$HERE/slurm.sh"
 
 now() { date +%s.%N; }
 
@@ -238,7 +240,7 @@ run() {
         prog+=("$mode" "$secs")
     fi
     # --strict: every rank exits 0 (not for outage, whose cut-off ranks end)
-    hosts_run 1 timeout -k 5 "$LIMIT" "$RUN" ${strict:+--strict} --verbose --status-dir "$ST" \
+    hosts_run 1 timeout -k 5 "$LIMIT" "${CLUSTER_JOB[@]}" "$RUN" ${strict:+--strict} --verbose --status-dir "$ST" \
         ${inject:+--mca pml_failstop_inject "$inject"} "${opts[@]}" -np "$NP" "${prog[@]}" \
         > "$out" 2>&1 < /dev/null &
     local job=$!
@@ -282,22 +284,21 @@ run() {
         why="$why$(check_phase "$out" "$sc")"
     fi
     [ "$rc" -eq 0 ] || why="$why; exit status $rc"
-    left=$(for p in $(hosts_pids "$H"); do tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null; echo; done |
-           grep -c "x_flap\|x_net")
+    left=$(cluster_left "$H" 'x_flap|x_net')
     [ "$left" -eq 0 ] || why="$why; $left processes of the job left on h$H"
     if [ -n "${FS_FLAP_TIMES:-}" ] && [ "$sc" = outage ]; then
         grep "^X_NET" "$out" | while read -r _ _ rr _ _ _ _ _ fk _ ak; do
             echo "$sc $HN $rr $(cat "$HOSTS_DIR/down") $(cat "$HOSTS_DIR/up") $fk $ak"
         done >> "$FS_FLAP_TIMES"
     fi
-    hosts_restore "$H" ||
+    cluster_restore "$H" ||
         echo "NOTE flap: h$H and the other hosts still cannot reach each other after 5 s"
     if [ -z "$why" ]; then
-        echo "PASS hosts-flap $sc ($HN hosts, $NP ranks, $((SECONDS - t0)) s)"
+        echo "PASS $T-flap $sc ($HN hosts, $NP ranks, $((SECONDS - t0)) s)"
         return 0
     fi
     local keep="${TMPDIR:-/tmp}/fs-flap-fail.$sc.$HN.$k.log"
-    echo "FAIL hosts-flap $sc ($HN hosts, $NP ranks): ${why#; } (output: $keep)"
+    echo "FAIL $T-flap $sc ($HN hosts, $NP ranks): ${why#; } (output: $keep)"
     cp "$out" "$keep"
     grep -v "Connection refused\|Connection timed out\|Connection reset" "$out" | tail -n 25
     return 1
@@ -309,9 +310,9 @@ for HN in ${FS_FLAP_HOSTS:-3 6}; do
     PER=2
     [ "$HN" -le 3 ] && PER=3
     NP=$((HN * PER))
-    hosts_up "$HN" || die "cannot create the simulated hosts (root and iproute2 needed)"
-    sed -i "s/slots=[0-9]*/slots=$PER/" "$HOSTS_DIR/hostfile"
-    hosts_launch_env
+    cluster_up "$HN" "$PER" ||
+        die "cannot create the simulated hosts (root and iproute2 needed; FS_HOSTS_LAUNCHER=slurm: Slurm's daemons)"
+    T=hosts; [ -n "$SLURM_DIR" ] && T=slurm    # the PASS/FAIL lines' prefix
     export FS_NET_DIR="$HOSTS_DIR"
     ST=/tmp/fs-flap-status.$$     # the same path on h1 (shared) and on hH (its own)
     for ((k = 1; k <= REPEAT; k++)); do
@@ -323,6 +324,6 @@ for HN in ${FS_FLAP_HOSTS:-3 6}; do
     done
     hosts_run "$H" rm -rf "$ST"
     rm -rf "$ST"
-    hosts_down
+    cluster_down
 done
 exit $fail

@@ -21,6 +21,9 @@
 HOSTS_DIR=""
 HOSTS_N=0
 HOSTS_TAG="fs$$"
+# process names (a regular expression) that hosts_restore leaves running: a
+# cluster's own daemons (tests/hosts/slurm.sh)
+HOSTS_KEEP=""
 
 hosts_ns() { echo "${HOSTS_TAG}h$1"; }
 
@@ -127,6 +130,16 @@ hosts_pids() {
         awk -v h="$holder" -v p="$parent" '$1 != h && $1 != p'
 }
 
+# hosts_job_pids I: hosts_pids I but the daemons named in HOSTS_KEEP
+hosts_job_pids() {
+    local p
+    for p in $(hosts_pids "$1"); do
+        [ -n "$HOSTS_KEEP" ] && [[ $(cat "/proc/$p/comm" 2>/dev/null) =~ $HOSTS_KEEP ]] &&
+            continue
+        echo "$p"
+    done
+}
+
 # hosts_reboot I: what a reboot clears after hosts_crash: the session
 # directories and shared-memory segments its killed processes left.
 hosts_reboot() {
@@ -155,11 +168,11 @@ hosts_crash() {
 hosts_restore() {
     local p i
     hosts_link "$1" up
-    for p in $(hosts_pids "$1"); do
+    for p in $(hosts_job_pids "$1"); do
         kill -KILL "$p" 2>/dev/null
     done
     for ((i = 0; i < 50; i++)); do
-        [ -z "$(hosts_pids "$1")" ] && break
+        [ -z "$(hosts_job_pids "$1")" ] && break
         sleep 0.1
     done
     hosts_reboot "$1"

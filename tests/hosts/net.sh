@@ -22,7 +22,10 @@
 #   daemon     SIGKILL to Open MPI's daemon (orted) on h3, its ranks alive:
 #              they lose their runtime and end themselves (runtime_lost.R
 #              on h3); the others as for a crash
-#   (under Open MPI 5 crash and daemon end the whole job: PRRTE 3.0 ends it
+#   (FS_HOSTS_LAUNCHER=slurm: each job failstop-run inside an allocation of
+#   its own, ranks started by srun, tests/hosts/slurm.sh; kill, crash and
+#   partition only, as above; a crash takes slurmd with it)
+#   (under Open MPI 5 and mpirun crash and daemon end the whole job: PRRTE 3.0 ends it
 #   on losing a daemon; the test then checks that it ends, promptly, and
 #   says why)
 #   partition  h3's link goes down for good, its processes alive: the
@@ -35,7 +38,9 @@
 # expression of scenario names to run.  FS_NET_DEBUG: timings and process
 # lists in the output.
 # FS_NET_TIMES=FILE appends "scenario hosts rank action-time first-error
-# first-known all-known" per survivor (wall clock; bench/hosts.sh).
+# first-known all-known" per survivor (wall clock; bench/hosts.sh);
+# FS_NET_ENDS=FILE "scenario hosts action-time last-survivor-end job-end"
+# per run (bench/slurm.sh).
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
 
@@ -53,12 +58,18 @@ PRRTE=0
 mpirun_dir=$(dirname "$(readlink -f "$(command -v mpirun)")")
 [ -x "$mpirun_dir/prterun" ] && PRRTE=1
 ONLY=${FS_NET_ONLY:-.}
-# shellcheck source=hosts.sh
-. "$HERE/hosts.sh"
+# under Slurm (FS_HOSTS_LAUNCHER=slurm): the failures (there is no Open MPI
+# daemon to kill); the network's misbehaviour is the same under any launcher
+[ "${FS_HOSTS_LAUNCHER:-mpirun}" = slurm ] && ONLY=${FS_NET_ONLY:-^(kill|crash|partition)$}
+# shellcheck source=slurm.sh
+. "$HERE/slurm.sh"
 H=${FS_NET_HOSTS:-3}          # hosts, two ranks each; hH is the one that misbehaves
 V1=$((2 * H - 2)) V2=$((2 * H - 1))   # its ranks
-hosts_up "$H" || die "cannot create the simulated hosts (root and iproute2 needed)"
-hosts_launch_env
+cluster_up "$H" 2 || die "cannot create the simulated hosts (root and iproute2 needed; FS_HOSTS_LAUNCHER=slurm: Slurm's daemons)"
+# under Slurm there is no Open MPI daemon (srun starts the ranks), and a
+# lost node ends no job: PRRTE's rule does not apply
+[ -n "$SLURM_DIR" ] && PRRTE=0
+T=hosts; [ -n "$SLURM_DIR" ] && T=slurm    # the PASS/FAIL lines' prefix
 export FS_NET_DIR="$HOSTS_DIR"
 ST=/tmp/fs-net-status.$$     # the same path on h1 (shared) and on hH (its own)
 
@@ -142,9 +153,9 @@ daemon_pid() {
 act() {
     case $1 in
     startcut) ;;        # before the run (run)
-    loss) loss_on "${FS_NET_LOSS_PCT:-5}" || { echo "FAIL hosts-net loss: cannot drop packets (nftables)"; return 1; } ;;
+    loss) loss_on "${FS_NET_LOSS_PCT:-5}" || { echo "FAIL $T-net loss: cannot drop packets (nftables)"; return 1; } ;;
     delay) delay_on "${FS_NET_DELAY_MS:-20}" "${FS_NET_JITTER_MS:-10}" ||
-               { echo "FAIL hosts-net delay: cannot set up the relay"; return 1; } ;;
+               { echo "FAIL $T-net delay: cannot set up the relay"; return 1; } ;;
     kill|daemon) kill -KILL "$victim" ;;
     crash) hosts_crash "$H" ;;
     partition) hosts_link "$H" down ;;
@@ -158,8 +169,8 @@ heal() {
     loss_off
     cut_off
     delay_off
-    hosts_restore "$H" ||
-        echo "NOTE hosts-net: h$H and the other hosts still cannot reach each other after 5 s"
+    cluster_restore "$H" ||
+        echo "NOTE $T-net: h$H and the other hosts still cannot reach each other after 5 s"
 }
 
 # run SCENARIO SECONDS CUT: one job; prints PASS/FAIL; returns 0 if passed
@@ -170,9 +181,9 @@ run() {
     hosts_run "$H" rm -rf "$ST"
     hosts_run "$H" mkdir -p "$ST"
     if [ "$sc" = startcut ]; then
-        cut_on $((H - 1)) || { echo "FAIL hosts-net startcut: cannot cut h$H from h$((H - 1)) (nftables)"; return 1; }
+        cut_on $((H - 1)) || { echo "FAIL $T-net startcut: cannot cut h$H from h$((H - 1)) (nftables)"; return 1; }
     fi
-    hosts_run 1 timeout -k 5 "${FS_NET_LIMIT:-90}" "$RUN" --verbose --status-dir "$ST" -np $((2 * H)) "$PROG" "$secs" "$cut" \
+    hosts_run 1 timeout -k 5 "${FS_NET_LIMIT:-90}" "${CLUSTER_JOB[@]}" "$RUN" --verbose --status-dir "$ST" -np $((2 * H)) "$PROG" "$secs" "$cut" \
         > "$out" 2>&1 < /dev/null &
     local job=$!
     if [ "$sc" = startcut ]; then
@@ -197,6 +208,11 @@ run() {
     act "$sc" || why="the scenario could not be set up"
     wait "$job"
     rc=$?
+    local t_end node_state=""
+    t_end=$(now)
+    # under Slurm the job must not have waited for Slurm to declare the lost
+    # node down (srun alone does: failstop-run ends it)
+    [ -n "$SLURM_DIR" ] && node_state=$(slurm_node_state "h$H")
     [ -n "${FS_NET_DEBUG:-}" ] && echo "timing: start->ready $((t_ready - t0)) s, ready->end $((SECONDS - t_ready)) s" >&2
     [ -n "${FS_NET_DEBUG:-}" ] && { sleep 1; echo "after $sc:"; ps -eo pid,ppid,stat,etime,args | grep -E "orted|prted|mpirun|prterun" | grep -v grep | cut -c1-100; }
     if [ "$rc" -eq 124 ]; then
@@ -235,15 +251,21 @@ run() {
         done
         grep -q "ranks (rank@host) $V1@h$H $V2@h$H never ended" "$out" ||
             why="$why; failstop-run did not end the job naming h$H's ranks"
+        [[ $node_state == down* ]] &&
+            why="$why; the job ended only once Slurm had declared h$H down ($node_state)"
     fi
     [ "$rc" -eq 0 ] || why="$why; exit status $rc"
-    left=$(for p in $(hosts_pids "$H"); do tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null; echo; done |
-           grep -c "x_net")
+    left=$(cluster_left "$H" x_net)
     [ "$left" -eq 0 ] || why="$why; $left x_net processes left on h$H"
     if [ -n "${FS_NET_TIMES:-}" ]; then
         grep "^X_NET" "$out" | while read -r _ _ r _ _ _ fe _ fk _ ak; do
             echo "$sc $H $r $t_act $fe $fk $ak"
         done >> "$FS_NET_TIMES"
+    fi
+    if [ -n "${FS_NET_ENDS:-}" ]; then
+        # the last survivor's end (its waiter's record, h1's status
+        # directory: the others' come through the launcher) and the job's
+        echo "$sc $H $t_act $(cat "$ST"/rank.* 2>/dev/null | awk '$1 == "exit" && $2 == 0 && $3 > m { m = $3 } END { printf "%.6f", m }') $t_end" >> "$FS_NET_ENDS"
     fi
     [ -n "${FS_NET_DEBUG:-}" ] && { echo "action at $t_act"; hosts_run "$H" sh -c "ls -l $ST; head $ST/*; du -sh /tmp; ls /tmp"; } >> "$out" 2>&1
     local t_heal=$SECONDS
@@ -256,14 +278,14 @@ run() {
     fi
     if [ -z "$why" ]; then
         if [ "$PRRTE" = 1 ] && { [ "$sc" = crash ] || [ "$sc" = daemon ]; }; then
-            echo "PASS hosts-net $sc (PRRTE ended the job on losing h$H's daemon, $((SECONDS - t0)) s)"
+            echo "PASS $T-net $sc (PRRTE ended the job on losing h$H's daemon, $((SECONDS - t0)) s)"
             return 0
         fi
-        echo "PASS hosts-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1), $((SECONDS - t0)) s)"
+        echo "PASS $T-net $sc ($(grep -o 'rounds [0-9]*' "$out" | head -n 1), $((SECONDS - t0)) s)"
         return 0
     fi
     local keep="${TMPDIR:-/tmp}/fs-net-fail.$sc.$H.$k.log"
-    echo "FAIL hosts-net $sc: ${why#; } (output: $keep)"
+    echo "FAIL $T-net $sc: ${why#; } (output: $keep)"
     cp "$out" "$keep"
     grep -v "Connection refused\|Connection timed out\|Connection reset" "$out" > "$out.f"
     head -n 15 "$out.f"

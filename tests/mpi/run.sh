@@ -45,6 +45,7 @@
 #                     rank counts run once (default 1; `make test` uses 20)
 #   FS_TEST_REPEAT_ALL_NPS  1: repeat at every rank count
 #   FS_TEST_FAULT_NPS rank counts for fault tests (default: each test's own)
+#   FS_TEST_LABEL     a word added to each PASS/FAIL line (e.g. slurm)
 #   FS_TEST_FIRST_NP  1: every test at the first of its rank counts only
 #   FS_TEST_FAULT_ONLY 1: only the fault tests (FS_TEST_FAULT: 1)
 #
@@ -300,7 +301,7 @@ for name in "${TESTS[@]}"; do
                          --mca pml_failstop_ofi_provider "$(ofi_provider "$cfg")") ;;
             *) die "unknown config '$cfg' (shm, tcp, ofi-net, ofi-shm, ofi-sockets, ofi-rxm, ofi-rxd)" ;;
             esac
-            tag="$name np=$np $cfg"
+            tag="$name np=$np $cfg${FS_TEST_LABEL:+ $FS_TEST_LABEL}"
             [ "$reps" -gt 1 ] && tag="$tag #$it"
             out="$LOGDIR/run.stdout"
             err="$LOGDIR/run.stderr"

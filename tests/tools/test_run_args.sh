@@ -9,6 +9,19 @@
 #   clean    a rank's stdout and stderr come through as they are, nothing
 #            added, under mawk and under gawk as awk (gawk once wrote two
 #            warnings about failstop-run's awk options into every job)
+#   launcher --launcher takes srun or mpirun only; srun outside a Slurm
+#            allocation is refused (status 2, saying why)
+#   srun     inside an allocation (SLURM_JOB_ID set) the ranks are started
+#            by srun (FAILSTOP_SRUN: a stand-in recording what it got):
+#            --no-kill --kill-on-bad-exit=0 --mpi=pmix, mpirun's -np,
+#            --oversubscribe and --bind-to none as srun's -n, --overcommit
+#            and --cpu-bind=none, srun's own options passed through, each
+#            task failstop-rank PROGRAM; --mca K V and -x N=V in the
+#            environment with failstop's settings and the PMIx hold; its
+#            exit status 0 is failstop-run's (rank records: none, status 1
+#            by the rules, here the stand-in's 0 with no ranks: 1)
+#   placement  mpirun's placement options under srun are refused (status
+#            2, naming srun's)
 # Each run under `setsid timeout 30`; a few seconds in all.
 # Exit status: 0 all passed, 1 something failed, 2 usage/setup error.
 set -u -o pipefail
@@ -29,7 +42,7 @@ check() {   # check NAME CONDITION-STATUS WHY
 
 out=$(timeout 10 "$RUN" --help 2>&1); rc=$?
 missing=""
-for opt in --kill --strict --fence-stopped --status-dir --verbose --help; do
+for opt in --kill --strict --fence-stopped --status-dir --verbose --launcher --help; do
     [[ $out == *"$opt"* ]] || missing="$missing $opt"
 done
 [ "$rc" -eq 0 ] && [ -z "$missing" ]
@@ -61,4 +74,41 @@ for a in mawk gawk; do
         [ "$(cat "$WORK/clean.err")" = "a note" ]
     check "clean-$a" $? "status $rc, stdout '$(head -c 200 "$WORK/clean.out")', stderr '$(head -c 300 "$WORK/clean.err")'"
 done
+timeout 10 "$RUN" --launcher bogus -np 1 true > "$WORK/l.out" 2>&1; rc=$?
+[ "$rc" -eq 2 ] && grep -q "bad launcher 'bogus'" "$WORK/l.out"
+check launcher-bad $? "status $rc: $(head -c 200 "$WORK/l.out")"
+env -u SLURM_JOB_ID timeout 10 "$RUN" --launcher srun -np 1 true > "$WORK/l.out" 2>&1; rc=$?
+[ "$rc" -eq 2 ] && grep -q "outside a Slurm allocation" "$WORK/l.out"
+check launcher-srun-outside $? "status $rc: $(head -c 200 "$WORK/l.out")"
+
+# a stand-in srun: its arguments, one a line, and the environment it got
+cat > "$WORK/srun" <<'FAKE'
+#!/usr/bin/env bash
+printf '%s\n' "$@" > "$FAKE_OUT.args"
+env > "$FAKE_OUT.env"
+exit 0
+FAKE
+chmod +x "$WORK/srun"
+SLURM_JOB_ID=7 FAILSTOP_SRUN="$WORK/srun" FAKE_OUT="$WORK/fake" timeout 10 "$RUN" \
+    --oversubscribe --bind-to none --mca pml_failstop_hb_period_ms 50 -x FS_ARGS_X=bar \
+    --ntasks-per-node 2 -m cyclic --label -np 3 prog a1 > "$WORK/s.out" 2>&1
+rc=$?
+want="--no-kill --kill-on-bad-exit=0 --mpi=pmix --overcommit --cpu-bind=none --ntasks-per-node 2 -m cyclic --label -n 3 $(dirname "$RUN")/../libexec/failstop/failstop-rank prog a1"
+got=$(tr '\n' ' ' < "$WORK/fake.args" 2>/dev/null)
+why=""
+[ "${got% }" = "$(echo "$want" | sed "s|$(dirname "$RUN")/../|$(cd "$(dirname "$RUN")/.." && pwd)/|")" ] ||
+    why="; srun got '$got'"
+for kv in OMPI_MCA_pml_failstop_hb_period_ms=50 FS_ARGS_X=bar OMPI_MCA_pml=failstop \
+          OMPI_MCA_async_mpi_finalize=1 FAILSTOP_PMIX_HOLD=1; do
+    grep -qx "$kv" "$WORK/fake.env" 2>/dev/null || why="$why; $kv not in its environment"
+done
+grep -q "^FAILSTOP_STATUS_DIR=" "$WORK/fake.env" 2>/dev/null || why="$why; no FAILSTOP_STATUS_DIR"
+[ "$rc" -eq 1 ] || why="$why; status $rc (no rank left a record: 1)"
+[ -z "$why" ]
+check srun $? "${why#; }"
+SLURM_JOB_ID=7 FAILSTOP_SRUN="$WORK/srun" FAKE_OUT="$WORK/fake2" timeout 10 "$RUN" \
+    --map-by node -np 3 prog > "$WORK/p.out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && [ ! -e "$WORK/fake2.args" ] && grep -q "\-\-map-by is mpirun's" "$WORK/p.out"
+check placement $? "status $rc: $(head -c 200 "$WORK/p.out")"
 exit $fail
