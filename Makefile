@@ -121,7 +121,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: soak soak-mpi soak-hosts bench-flap validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test slurm-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: soak soak-mpi soak-hosts slurm-test-ompi5 ompi5-slurm bench-flap validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test slurm-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(REPORTER) $(PROBE) $(TOPO) $(VALIDATE) $(PC_FILE) $(UNIT_BIN) \
@@ -306,12 +306,15 @@ conformance: all
 # and UCX 1.18 in a chroot made on first use under build-ompi5/ (about a
 # minute; tests/ompi5/chroot.sh), then the unit tests and the MPI suite over
 # UCX shared memory and TCP there, each test at its first rank count, fault
-# tests REPEAT times in a row (20 unless given; .ci/run: 2).  Needs root.
+# tests REPEAT times in a row (20 unless given; .ci/run: 2), then the
+# Slurm tests (Slurm 24.11, srun: a node crash survived) REPEAT times each.
+# Needs root.
 OMPI5_ROOT := build-ompi5/debian13
 OMPI5_MAKE := $(MAKE) --no-print-directory BUILD=build-ompi5 OMPI_SRCDIR=/opt/ompi-src/current
 test-ompi5: REPEAT = 20
 test-ompi5:
 	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-suite REPEAT=$(REPEAT)
+	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-slurm FS_HOSTS_REPEAT=$(REPEAT)
 
 # the across-hosts tests (hosts-test: simulated hosts, PRRTE's ssh launcher
 # entering them) under Open MPI 5, in the same chroot
@@ -324,6 +327,18 @@ ompi5-hosts:
 	@$(MAKE) --no-print-directory -j2 all
 	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
 	    FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-10} bash tests/hosts/run.sh $(BUILD)
+
+# the Slurm tests (slurm-test) under Open MPI 5 and Slurm 24.11, in the same
+# chroot (in test-ompi5)
+slurm-test-ompi5:
+	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-slurm
+
+# inside the chroot only
+ompi5-slurm:
+	@[ "$(OMPI_MAJOR)" = 5 ] || { echo "ompi5-slurm runs inside the Open MPI 5 chroot: make slurm-test-ompi5" >&2; exit 2; }
+	@$(MAKE) --no-print-directory -j2 all
+	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	    FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-3} bash tests/hosts/slurm-run.sh $(BUILD)
 
 # inside the chroot only
 ompi5-suite:

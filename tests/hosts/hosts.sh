@@ -53,6 +53,8 @@ hosts_holder() {
     ip netns exec "$ns" unshare --uts --ipc --mount --propagation private --fork --kill-child \
         sh -c "hostname h$i && $priv echo \$\$ > '$HOSTS_DIR/h$i.pid' && exec sleep 100000" \
         2>/dev/null &
+    # not this shell's job: its end (hosts_down kills it) is not reported
+    disown
     while [ ! -s "$HOSTS_DIR/h$i.pid" ]; do sleep 0.02; done
 }
 

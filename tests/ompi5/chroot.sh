@@ -25,7 +25,8 @@ shift
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 PKGS="libopenmpi-dev openmpi-bin libucx-dev ucx-utils libfabric-dev libpmix-dev
-pkgconf gcc g++ file make libcriterion-dev python3 procps psmisc iproute2 nftables gdb bc dpkg-dev libhwloc-dev"
+pkgconf gcc g++ file make libcriterion-dev python3 procps psmisc iproute2 nftables gdb bc dpkg-dev libhwloc-dev
+slurmctld slurmd slurm-client slurm-wlm-basic-plugins util-linux"
 stamp="$root/.failstop-ready"
 
 # The namespace part: bind, chroot, run.  Everything mounted here goes with
