@@ -307,14 +307,18 @@ conformance: all
 # minute; tests/ompi5/chroot.sh), then the unit tests and the MPI suite over
 # UCX shared memory and TCP there, each test at its first rank count, fault
 # tests REPEAT times in a row (20 unless given; .ci/run: 2), then the
-# Slurm tests (Slurm 24.11, srun: a node crash survived) REPEAT times each.
+# Slurm tests (Slurm 24.11, srun: a node crash survived) SLURM_REPEAT times
+# each (REPEAT unless given; .ci/run: 1, for CI's time: 4.6 min a loop).
 # Needs root.
 OMPI5_ROOT := build-ompi5/debian13
+# inside the chroot: failstop-run's Open MPI 5 component directory, asked once
+OMPI5_PKGLIBDIR_ENV = FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p')
 OMPI5_MAKE := $(MAKE) --no-print-directory BUILD=build-ompi5 OMPI_SRCDIR=/opt/ompi-src/current
 test-ompi5: REPEAT = 20
+test-ompi5: SLURM_REPEAT = $(REPEAT)
 test-ompi5:
 	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-suite REPEAT=$(REPEAT)
-	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-slurm FS_HOSTS_REPEAT=$(REPEAT)
+	@bash tests/ompi5/chroot.sh $(OMPI5_ROOT) $(OMPI5_MAKE) ompi5-slurm FS_HOSTS_REPEAT=$(SLURM_REPEAT)
 
 # the across-hosts tests (hosts-test: simulated hosts, PRRTE's ssh launcher
 # entering them) under Open MPI 5, in the same chroot
@@ -325,7 +329,7 @@ hosts-test-ompi5:
 ompi5-hosts:
 	@[ "$(OMPI_MAJOR)" = 5 ] || { echo "ompi5-hosts runs inside the Open MPI 5 chroot: make hosts-test-ompi5" >&2; exit 2; }
 	@$(MAKE) --no-print-directory -j2 all
-	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	@$(OMPI5_PKGLIBDIR_ENV) \
 	    FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-10} bash tests/hosts/run.sh $(BUILD)
 
 # the Slurm tests (slurm-test) under Open MPI 5 and Slurm 24.11, in the same
@@ -337,7 +341,7 @@ slurm-test-ompi5:
 ompi5-slurm:
 	@[ "$(OMPI_MAJOR)" = 5 ] || { echo "ompi5-slurm runs inside the Open MPI 5 chroot: make slurm-test-ompi5" >&2; exit 2; }
 	@$(MAKE) --no-print-directory -j2 all
-	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	@$(OMPI5_PKGLIBDIR_ENV) \
 	    FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-3} bash tests/hosts/slurm-run.sh $(BUILD)
 
 # inside the chroot only
@@ -349,10 +353,10 @@ ompi5-suite:
 	@# session directory (PMIX_ERR_EXISTS, PRRTE's session_dir.c): clear those
 	@for d in /tmp/prterun.*; do [ -d "$$d" ] || continue; \
 	    kill -0 "$$(echo "$$d" | awk -F. '{ print $$(NF - 1) }')" 2>/dev/null || rm -rf "$$d"; done
-	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	@$(OMPI5_PKGLIBDIR_ENV) \
 	    FS_TEST_CONFIGS="shm tcp" FS_TEST_FIRST_NP=1 FS_TEST_REPEAT=$(REPEAT) \
 	    bash tests/mpi/run.sh $(BUILD)
-	@FAILSTOP_OMPI_PKGLIBDIR=$$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p') \
+	@$(OMPI5_PKGLIBDIR_ENV) \
 	    bash tests/ompi5/ulfm.sh $(BUILD) $(REPEAT)
 
 test: deps

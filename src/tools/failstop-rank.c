@@ -390,10 +390,24 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
     }
 }
 
+/* The signals that end a waiter holding its dead rank's PMIx connection
+ * (rank_pmix.h): SIGUSR2, which failstop-run sends srun (srun passes it to
+ * every task; only holding waiters are left when it does), and the step's
+ * end (TERM, INT, HUP from Slurm: srun --wait, scancel). */
+static void fs_rank_end_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGUSR2);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+}
+
 /* A rank that did not end normally while its waiter holds its PMIx
- * connection (rank_pmix.h): the waiter keeps it open until the step ends
- * (TERM, INT or HUP from Slurm; failstop-run ends the step once every rank
- * has ended), so that the server never sees it lost. */
+ * connection: the waiter keeps it open until one of those signals, so that
+ * the server never sees it lost.  They were blocked as soon as the rank
+ * ended (fs_rank_hold_end): one that came while the records were written
+ * is pending, not lost on the dead rank. */
 static void fs_rank_pmix_linger(const fs_rank_pmix_t *pm, int status)
 {
     sigset_t end;
@@ -401,12 +415,24 @@ static void fs_rank_pmix_linger(const fs_rank_pmix_t *pm, int status)
     if ((pm->fd < 0) || (WIFEXITED(status) && (WEXITSTATUS(status) == 0))) {
         return;
     }
-    sigemptyset(&end);
-    sigaddset(&end, SIGTERM);
-    sigaddset(&end, SIGINT);
-    sigaddset(&end, SIGHUP);
-    sigprocmask(SIG_BLOCK, &end, NULL);
-    sigwaitinfo(&end, NULL);
+    fs_rank_end_signals(&end);
+    /* another signal with a handler (SIGCONT, forwarded) interrupts the
+     * wait: not an end */
+    while ((sigwaitinfo(&end, NULL) < 0) && (errno == EINTR)) {
+    }
+}
+
+/* The rank has ended: while its connection is held, the end signals stay
+ * pending until fs_rank_pmix_linger takes them (the forwarding handler
+ * would pass them to the dead rank). */
+static void fs_rank_hold_end(const fs_rank_pmix_t *pm)
+{
+    sigset_t end;
+
+    if (pm->fd >= 0) {
+        fs_rank_end_signals(&end);
+        sigprocmask(SIG_BLOCK, &end, NULL);
+    }
 }
 
 /* Whether the record KIND.RANK exists in the status directory DIR. */
@@ -533,6 +559,7 @@ int main(int argc, char **argv)
     signal(SIGUSR2, fs_rank_forward);
     signal(SIGCONT, fs_rank_forward);
     status = fs_rank_wait(fs_rank_child, plan, nplan, fence_ms, &chld, rank, &pmix, &out);
+    fs_rank_hold_end(&pmix);
     fs_rank_record(rank, status, &out);
     fs_rank_hold_init_death(rank);
     fs_rank_pmix_linger(&pmix, status);

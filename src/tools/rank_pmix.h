@@ -8,8 +8,8 @@
  * So the waiter takes a duplicate of its rank's connection to the local
  * PMIx server (pidfd_getfd) once the rank has made it: when the rank dies
  * the connection stays open, the server sees nothing, and the step goes on.
- * The waiter then holds it until the step's end (failstop-run ends the step
- * once every rank has ended or is known lost). */
+ * The waiter then holds it until the step's end: SIGUSR2 (failstop-run,
+ * through srun, once every rank has ended), or TERM, INT, HUP. */
 #ifndef FS_TOOLS_RANK_PMIX_H
 #define FS_TOOLS_RANK_PMIX_H
 
@@ -18,6 +18,8 @@
 typedef struct {
     int port; /* the local PMIx server's TCP port; 0: nothing to hold */
     int fd;   /* the duplicate, once taken; -1 before */
+    unsigned long sig;     /* the child's sockets at the last read of the table */
+    double        read_at; /* when (fs_time_now) */
 } fs_rank_pmix_t;
 
 /* Whether to hold (FAILSTOP_PMIX_HOLD=1 and a PMIx server over TCP named in

@@ -254,6 +254,13 @@ run() {
         [[ $node_state == down* ]] &&
             why="$why; the job ended only once Slurm had declared h$H down ($node_state)"
     fi
+    # under Slurm no step is ever cancelled or interrupted: a dead rank's
+    # waiter holds its PMIx connection (else Slurm kills every task), and
+    # srun returns by itself once failstop-run has released the holders
+    # (SIGUSR2), or is killed by it after a lost node
+    local stop_re="CANCELLED|sending Ctrl-C|forcing job termination|interrupt \(one more"
+    [ -n "$SLURM_DIR" ] && grep -Eq "$stop_re" "$out" &&
+        why="$why; the step was ended from outside: $(grep -Em1 "$stop_re" "$out")"
     [ "$rc" -eq 0 ] || why="$why; exit status $rc"
     left=$(cluster_left "$H" x_net)
     [ "$left" -eq 0 ] || why="$why; $left x_net processes left on h$H"
