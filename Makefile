@@ -281,6 +281,8 @@ hosts-test: all
 # the same hosts under Slurm (tests/hosts/slurm-run.sh: slurmctld and a
 # slurmd per host; every job failstop-run inside an allocation, ranks
 # started by srun): fault tests, net.sh's kill, crash and partition, flaps
+# (make test: five of flap.sh's scenarios, for CI's time; make soak: all)
+FLAP_ALL := flap0.1 flap0.3 flap1 flap2 flaps5 wireup rndv coll fin hold reset outage
 slurm-test: all
 	@FS_HOSTS_REPEAT=$${FS_HOSTS_REPEAT:-3} bash tests/hosts/slurm-run.sh $(BUILD)
 
@@ -294,7 +296,7 @@ soak-mpi: all
 	@$(MAKE) --no-print-directory mpi-test REPEAT=20 TCP_REPEAT=20 OFI_REPEAT=20 OFI_LIFE_REPEAT=20
 soak-hosts: all
 	@$(MAKE) --no-print-directory hosts-test FS_HOSTS_REPEAT=20
-	@$(MAKE) --no-print-directory slurm-test FS_HOSTS_REPEAT=20
+	@FS_SLURM_FLAP_SCENARIOS="$(FLAP_ALL)" $(MAKE) --no-print-directory slurm-test FS_HOSTS_REPEAT=20
 
 # MPICH's MPI test suite (../shared/third_party/), built into $(BUILD)/conformance,
 # each test over failstop and over ob1; fails if one passes over ob1 only

@@ -295,6 +295,73 @@ static void fs_rank_record_stop(int rank, int sig)
     fs_record("stopped", rank, text);
 }
 
+/* Sleeps in sigtimedwait() on SIGCHLD (blocked, in *chld) until WAKE
+ * (monotonic; FS_RANK_NEVER: until a SIGCHLD); returns when it started, and
+ * how long it meant to sleep in *planned_p. */
+static double fs_rank_sleep(const sigset_t *chld, double wake, double *planned_p)
+{
+    const double before = fs_time_now();
+    struct timespec ts;
+    double planned;
+
+    if (wake >= FS_RANK_NEVER) {
+        *planned_p = FS_RANK_NEVER;
+        sigwaitinfo(chld, NULL);
+        return before;
+    }
+    planned    = (wake > before) ? wake - before : 0;
+    ts.tv_sec  = (time_t)planned;
+    ts.tv_nsec = (long)((planned - (double)ts.tv_sec) * 1e9) + 1000;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    sigtimedwait(chld, NULL, &ts);
+    *planned_p = planned;
+    return before;
+}
+
+/* A stop or continue of the child (STATUS from waitpid): when it has been
+ * stopped since (monotonic; < 0 while running), in *since_p. */
+static void fs_rank_note_stop(int status, int rank, double *since_p, fs_rank_outcome_t *out)
+{
+    if (WIFSTOPPED(status)) {
+        out->stop_sig = WSTOPSIG(status);
+        if (*since_p < 0) {
+            *since_p = fs_time_now();
+            fs_rank_record_stop(rank, out->stop_sig);
+        }
+    } else if (WIFCONTINUED(status)) {
+        *since_p = -1;
+    }
+}
+
+/* Sends the planned signals from plan[next] on whose time (seconds after
+ * the start) has come by ELAPSED; returns the next one not sent. */
+static int fs_rank_send_planned(pid_t child, const fs_rank_kill_t *plan, int nplan,
+                                int next, double elapsed, int rank, fs_rank_outcome_t *out)
+{
+    while ((next < nplan) && (elapsed >= plan[next].at)) {
+        if (!out->killed) {
+            fs_rank_record_fault(rank, plan[next].sig);
+        }
+        kill(child, plan[next].sig);
+        out->killed = 1;
+        next++;
+    }
+    return next;
+}
+
+/* The child has been stopped for STOPPED seconds, past the limit: fenced. */
+static void fs_rank_fence(pid_t child, int rank, double stopped, fs_rank_outcome_t *out)
+{
+    out->fenced     = 1;
+    out->stopped_ms = (long)(stopped * 1e3 + 0.5);
+    fprintf(stderr, "failstop-rank: rank %d stopped (signal %d) for %ld ms:"
+            " fencing it with SIGKILL\n", rank, out->stop_sig, out->stopped_ms);
+    kill(child, SIGKILL);
+}
+
 /* Waits for the child to terminate: sends the planned signals when their
  * time comes, and fences the child when it stays stopped too long.  SIGCHLD
  * must be blocked (in *chld). */
@@ -309,7 +376,6 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
 
     memset(out, 0, sizeof(*out));
     for (;;) {
-        struct timespec ts;
         double now, wake, before, planned;
         pid_t r;
 
@@ -318,15 +384,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             if (WIFEXITED(status) || WIFSIGNALED(status)) {
                 return status;
             }
-            if (WIFSTOPPED(status)) {
-                out->stop_sig = WSTOPSIG(status);
-                if (stopped_since < 0) {
-                    stopped_since = fs_time_now();
-                    fs_rank_record_stop(rank, out->stop_sig);
-                }
-            } else if (WIFCONTINUED(status)) {
-                stopped_since = -1;
-            }
+            fs_rank_note_stop(status, rank, &stopped_since, out);
             continue; /* there may be more to collect */
         }
         if ((r < 0) && (errno != EINTR)) {
@@ -335,22 +393,11 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
         }
 
         fs_rank_pmix_take(pm, child);
-        now = fs_time_now();
-        while ((next < nplan) && (now >= start + plan[next].at)) {
-            if (!out->killed) {
-                fs_rank_record_fault(rank, plan[next].sig);
-            }
-            kill(child, plan[next].sig);
-            out->killed = 1;
-            next++;
-        }
+        now  = fs_time_now();
+        next = fs_rank_send_planned(child, plan, nplan, next, now - start, rank, out);
         if ((stopped_since >= 0) && (fence_ms > 0) && !out->fenced &&
             (now - stopped_since >= limit)) {
-            out->fenced     = 1;
-            out->stopped_ms = (long)((now - stopped_since) * 1e3 + 0.5);
-            fprintf(stderr, "failstop-rank: rank %d stopped (signal %d) for %ld ms:"
-                    " fencing it with SIGKILL\n", rank, out->stop_sig, out->stopped_ms);
-            kill(child, SIGKILL);
+            fs_rank_fence(child, rank, now - stopped_since, out);
         }
 
         /* Sleep until a state change of the child, the next planned signal,
@@ -367,20 +414,7 @@ static int fs_rank_wait(pid_t child, const fs_rank_kill_t *plan, int nplan,
             wake = fs_rank_min(wake, now + ((now - start < FS_RANK_PMIX_FAST_S)
                                             ? FS_RANK_PMIX_TICK_MS : FS_RANK_PMIX_SLOW_MS) * 1e-3);
         }
-        before = fs_time_now();
-        if (wake >= FS_RANK_NEVER) {
-            planned = FS_RANK_NEVER;
-            sigwaitinfo(chld, NULL);
-        } else {
-            planned = (wake > before) ? wake - before : 0;
-            ts.tv_sec  = (time_t)planned;
-            ts.tv_nsec = (long)((planned - (double)ts.tv_sec) * 1e9) + 1000;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            sigtimedwait(chld, NULL, &ts);
-        }
+        before = fs_rank_sleep(chld, wake, &planned);
         /* Woken much later than planned: this waiter was stopped or starved
          * too, so what the child's stop lasted is unknown; count afresh. */
         if ((stopped_since >= 0) &&

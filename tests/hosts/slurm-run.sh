@@ -17,9 +17,11 @@
 #   place    salloc -N3 -n6 --ntasks-per-node=2 -m cyclic -k failstop-run
 #            -np 6 PROG: rank R runs on h(R mod 3 + 1), as the allocation
 #            says; exit 0
-#   sbatch   sbatch -k (same allocation) --wrap "failstop-run --kill 4@2
-#            -np 6 x_net 4 r4": the 5 survivors finish checked, the job's
-#            exit code is 0 (the dead rank was declared failed)
+#   sbatch   sbatch -k (same allocation) --wrap "failstop-run --report F
+#            --kill 4@2 -np 6 x_net 4 r4": the 5 survivors finish checked,
+#            the job's exit code is 0 (the dead rank was declared failed),
+#            and the report names rank 4 the one failure, known to all 5
+#            survivors, every rank on its cyclic host
 #   srun     the srun-only form, for sites where users call srun
 #            themselves: srun --mpi=pmix -k --kill-on-bad-exit=0 --wait=5
 #            with FAILSTOP_PMIX_HOLD=1, each task failstop-rank x_net,
@@ -70,7 +72,8 @@ check place "$why"
 # sbatch
 why=""
 jid=$(slurm_run 1 sbatch --parsable -k -N3 -n6 --ntasks-per-node=2 -m cyclic \
-      -o "$HOSTS_DIR/sbatch.out" --wrap "$RUN --kill 4@2 -np 6 $XNET 4 r4")
+      -o "$HOSTS_DIR/sbatch.out" \
+      --wrap "$RUN --report $HOSTS_DIR/report.json --kill 4@2 -np 6 $XNET 4 r4")
 state=""
 for ((t = 0; t < 600; t++)); do
     state=$(slurm_run 1 scontrol show job "$jid" 2>/dev/null | grep -o 'JobState=[A-Z_]*')
@@ -81,6 +84,22 @@ code=$(slurm_run 1 scontrol show job "$jid" 2>/dev/null | grep -o ' ExitCode=[0-
     why="; $state$code (want COMPLETED, 0:0)"
 ok=$(grep -c "^MPITEST OK x_net" "$HOSTS_DIR/sbatch.out" 2>/dev/null)
 [ "$ok" -eq 5 ] || why="$why; ${ok:-0} of 5 survivors OK"
+# the report (records from every node, through srun): rank 4 the one
+# failure, known to all 5 survivors; every rank on its cyclic host
+why="$why$(python3 - "$HOSTS_DIR/report.json" <<'PY' 2>&1
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("; no report (%s)" % e); sys.exit()
+f = r.get("failures", [])
+if [x.get("rank") for x in f] != [4] or f[0].get("knew") != 5 or f[0].get("survivors") != 5:
+    print("; report failures %s, not rank 4 known to 5 survivors" % f)
+hosts = {x.get("rank"): x.get("host") for x in r.get("ranks", [])}
+if hosts != {k: "h%d" % (k % 3 + 1) for k in range(6)}:
+    print("; report hosts %s, not cyclic" % hosts)
+PY
+)"
 check sbatch "$why"
 # srun
 t0=$SECONDS
