@@ -75,10 +75,12 @@ slurm_down() {
     local i
     trap - EXIT
     if [ -n "$SLURM_DIR" ]; then
+        # every process of the hosts: the daemons, and a step's slurmstepd
+        # (daemonized, outside the holders' trees) that outlived its job
         for ((i = 1; i <= HOSTS_N; i++)); do
-            pkill -KILL -F "$SLURM_DIR/slurmd.h$i.pid" 2>/dev/null
+            # shellcheck disable=SC2046
+            kill -KILL $(hosts_pids "$i") 2>/dev/null
         done
-        pkill -KILL -F "$SLURM_DIR/slurmctld.pid" 2>/dev/null
     fi
     hosts_down
     SLURM_DIR=""
