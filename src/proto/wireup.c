@@ -175,8 +175,10 @@ void fs_engine_wire_up(fs_engine_t *engine, fs_ep_t *const *eps, size_t count,
         }
         fs_wire_start(engine, ep);
     }
+    /* an engine's own wait: the host's news (a peer's death found by the
+     * detector or told by another process) ends the wait for that peer */
     while (fs_wire_pending(eps, count) && (fs_time_now() < deadline)) {
-        fs_engine_progress(engine);
+        fs_engine_progress_alone(engine);
         fs_wire_retry_due(engine, eps, count);
     }
     engine->wiring = 0;

@@ -65,6 +65,30 @@ Test(wireup, connects_that_keep_failing_wait_for_the_peers_fate)
     cr_expect_eq(peer_failed_calls, 1, "only the one the detector named");
 }
 
+/* A peer dead in wire-up: the detector's verdict, handed in by the host's
+ * poll, ends the wait for it (tf_life_wireup: a survivor that kept
+ * connecting to a dead process until the wait's end held everyone in
+ * MPI_Init's closing fence; another process had declared it failed). */
+static int wire_polls;
+static void declare_peers_on_poll(int i)
+{
+    if ((i == 0) && (++wire_polls == 50)) {
+        fs_engine_peer_suspected(eng[0], eps[0][1]);
+        fs_engine_peer_suspected(eng[0], eps[0][2]);
+    }
+}
+
+Test(wireup, a_verdict_during_the_wait_ends_it)
+{
+    eng[0]->tl->connects_to_fail = 1000;
+    on_poll_hook = declare_peers_on_poll;
+    wire_up_0(2.0);
+    cr_expect(wire_polls >= 50, "the wait polls the host");
+    cr_expect(fs_ep_is_failed(eps[0][1]) && fs_ep_is_failed(eps[0][2]));
+    cr_expect_eq(fs_peer_status(eps[0][1]), FS_ERR_PEER_FAILED, "the verdict decides");
+    cr_expect_eq(peer_failed_calls, 2);
+}
+
 /* Once its setup finished, a link's error is read as the table says: over
  * TCP, the peer's death. */
 Test(wireup, a_proven_link_reports_death_at_once)
