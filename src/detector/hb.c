@@ -300,6 +300,12 @@ static void fs_hb_take_bits(fs_hb_t *hb, _Atomic uint64_t *bits_v, atomic_uint *
 
 static void fs_hb_take_reports(fs_hb_t *hb, double now)
 {
+    /* the bit words exist once armed; det, this thread's own, is made
+     * after fs_hb_arm allocated them (under the lock): no read of the
+     * pointers before (tsan: a race with fs_hb_copy_peers) */
+    if (hb->det == NULL) {
+        return;
+    }
     fs_hb_take_bits(hb, hb->reported, &hb->reports, fs_det_report, now);
     fs_hb_take_bits(hb, hb->checked, &hb->checks, fs_det_check, now);
 }

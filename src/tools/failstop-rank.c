@@ -101,11 +101,15 @@ typedef struct {
 
 static volatile pid_t fs_rank_child = -1;
 
+/* errno kept: the interrupted code may be about to read its own */
 static void fs_rank_forward(int sig)
 {
+    int saved = errno;
+
     if (fs_rank_child > 0) {
         kill(fs_rank_child, sig);
     }
+    errno = saved;
 }
 
 /* The first of the variables NAMES (NULL-ended) that is set and not empty. */
