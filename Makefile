@@ -18,6 +18,8 @@
 #   make bench-hosts     detection across 3 and 6 simulated hosts -> docs/perf/hosts.md
 #   make bench-osu       OSU 7.4 vs pml ucx and ob1, shm and TCP -> docs/perf/osu.md
 #   make bench-osu-ofi   OSU over failstop's OFI transport vs pml cm (mtl ofi) and ob1
+#   make bench-scale     2-256 ranks on one node vs pml ucx and ob1: PSS, MPI_Init,
+#                        first and steady collectives, wall -> docs/perf/scale.md
 #   make hosts-test      the MPI suite and fault tests across 3 simulated hosts, link
 #                        flaps across 3 and 6 (FS_HOSTS_REPEAT loops: make test 3)
 #   make soak            every fault test 20 times in a row per transport and launcher
@@ -121,7 +123,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEMO_BIN  := $(BUILD)/demo/failstop-demo
 HOST_TOOLS := $(BUILD)/tests/hosts/netdelay
 
-.PHONY: soak soak-mpi soak-hosts slurm-test-ompi5 ompi5-slurm bench-flap validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test slurm-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
+.PHONY: soak soak-mpi soak-hosts slurm-test-ompi5 ompi5-slurm bench-flap bench-scale validate validate-test validate-hosts validate-screenshot test-ompi5 ompi5-suite hosts-test-ompi5 ompi5-hosts fuzz fuzz-build fuzz-short all deps test unit-test tools-test mpi-test hosts-test slurm-test external-test conformance demo install asan tsan bench bench-killtime bench-killtime-ofi bench-hbtime-ofi bench-hosts bench-detector bench-agree bench-coll-ab bench-osu bench-osu-ofi ft-mpich ft-ulfm clean
 .DEFAULT_GOAL := all
 
 all: $(SO_LIB) $(COMP_SO) $(COLL_SO) $(RUNNER) $(RANKWRAP) $(REPORTER) $(PROBE) $(TOPO) $(VALIDATE) $(PC_FILE) $(UNIT_BIN) \
@@ -438,6 +440,11 @@ bench-killtime-ofi: all
 # kill, node crash and partition across 3 and 6 simulated hosts -> docs/perf/hosts.md
 bench-flap: all
 	@bash bench/flap.sh $(BUILD)
+
+# many ranks on one node (2-256) vs pml ucx and ob1: memory, MPI_Init,
+# first and steady collectives, wall -> docs/perf/scale.md
+bench-scale: all
+	@bash bench/scale.sh $(BUILD)
 
 bench-hosts: all
 	@bash bench/hosts.sh $(BUILD)

@@ -66,7 +66,9 @@ const fs_param_desc_t fs_param_table[] = {
      "three-piece iov path, about twice UCP's tag send, into a FIFO shared "
      "by all senders, which a sender killed inside its write stops for "
      "good): inline in the 128-byte entry up to 112 bytes with the header, "
-     "above in the ring's 512 KiB data area, taken in turn. Blocking sends "
+     "above in the ring's data area, taken in turn (512 KiB; with more than "
+     "8 processes a node a receiver's areas share 4 MiB, at least 16 KiB "
+     "each: docs/DESIGN.md). Blocking sends "
      "up to ucx_frag_max go this way too. 0: no lane, every message by UCP; "
      "at most 8k",
      FS_PARAM_FIELD(ucx_shm_max)},

@@ -23,6 +23,7 @@
 
 #define FS_RING_MAGIC    0x676e6972736600ull   /* "\0fsring" */
 #define FS_RING_POLL_MAX 16u                   /* entries per ring per poll */
+#define FS_RING_BELL_WORDS (FS_RING_MAX_SLOTS / 64u)
 
 _Static_assert(sizeof(fs_ring_entry_t) == 128, "an entry is two cache lines");
 _Static_assert(sizeof(fs_ring_ctl_t) == 128, "the tail has lines of its own");
@@ -39,7 +40,15 @@ struct fs_ring_seg_hdr {
     uint32_t          data_size;
     uint64_t          slot_size;
     _Atomic uint32_t  claimed;   /* slots handed out; may pass slots */
+    /* the doorbell: bit s of bell[s / 64] once the sender of a sleeping
+     * ring s wrote to it, bit s / 64 of bell_sum with it (lines of their
+     * own: senders write them) */
+    _Alignas(64) _Atomic uint64_t bell_sum;
+    _Alignas(64) _Atomic uint64_t bell[FS_RING_BELL_WORDS];
 };
+
+_Static_assert(FS_RING_BELL_WORDS <= 64, "the bell's summary is one word");
+_Static_assert(sizeof(struct fs_ring_seg_hdr) <= 4096, "the header fits a page");
 
 static size_t fs_ring_page(void)
 {
@@ -69,6 +78,27 @@ static uint32_t fs_ring_pow2(size_t want, uint32_t min, uint32_t max)
     return n;
 }
 
+static fs_status_t fs_ring_sched_create(fs_ring_sched_t *q, uint32_t slots)
+{
+    q->awake    = calloc(slots, sizeof(*q->awake));
+    q->asleep   = calloc(slots, sizeof(*q->asleep));
+    q->where    = calloc(slots, sizeof(*q->where));
+    q->idle     = calloc(slots, sizeof(*q->idle));
+    q->is_awake = calloc(slots, sizeof(*q->is_awake));
+    return ((q->awake == NULL) || (q->asleep == NULL) || (q->where == NULL) ||
+            (q->idle == NULL) || (q->is_awake == NULL)) ? FS_ERR_NO_MEMORY : FS_OK;
+}
+
+static void fs_ring_sched_destroy(fs_ring_sched_t *q)
+{
+    free(q->awake);
+    free(q->asleep);
+    free(q->where);
+    free(q->idle);
+    free(q->is_awake);
+    memset(q, 0, sizeof(*q));
+}
+
 fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries,
                               size_t max_len, size_t data_size)
 {
@@ -87,7 +117,8 @@ fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries
     rx->len        = fs_ring_page() + slots * rx->slot_size;
     rx->pos        = calloc(slots, sizeof(*rx->pos));
     rx->fd         = memfd_create("failstop-ring", MFD_CLOEXEC);
-    if ((rx->pos == NULL) || (rx->fd < 0) || (ftruncate(rx->fd, (off_t)rx->len) != 0)) {
+    if ((rx->pos == NULL) || (fs_ring_sched_create(&rx->sched, slots) != FS_OK) ||
+        (rx->fd < 0) || (ftruncate(rx->fd, (off_t)rx->len) != 0)) {
         goto err;
     }
     rx->base = mmap(NULL, rx->len, PROT_READ | PROT_WRITE, MAP_SHARED, rx->fd, 0);
@@ -129,6 +160,7 @@ void fs_ring_rx_destroy(fs_ring_rx_t *rx)
         close(rx->fd);
     }
     free(rx->pos);
+    fs_ring_sched_destroy(&rx->sched);
     memset(rx, 0, sizeof(*rx));
     rx->fd = -1;
 }
@@ -183,18 +215,135 @@ static unsigned fs_ring_poll_slot(fs_ring_rx_t *rx, uint32_t s, fs_ring_cb_t cb,
     return count;
 }
 
+static fs_ring_ctl_t *fs_ring_ctl(const fs_ring_rx_t *rx, uint32_t s)
+{
+    return (fs_ring_ctl_t *)(rx->slot0 + s * rx->slot_size);
+}
+
+static void fs_ring_list_del(uint32_t *list, uint32_t *n_p, uint32_t *where, uint32_t s)
+{
+    uint32_t last = list[--*n_p];
+
+    list[where[s]] = last;
+    where[last]    = where[s];
+}
+
+static void fs_ring_list_add(uint32_t *list, uint32_t *n_p, uint32_t *where, uint32_t s)
+{
+    where[s]      = *n_p;
+    list[(*n_p)++] = s;
+}
+
+static void fs_ring_wake(fs_ring_rx_t *rx, uint32_t s)
+{
+    fs_ring_sched_t *q = &rx->sched;
+
+    if (q->is_awake[s]) {
+        return;
+    }
+    fs_ring_list_del(q->asleep, &q->nasleep, q->where, s);
+    fs_ring_list_add(q->awake, &q->nawake, q->where, s);
+    q->is_awake[s] = 1;
+    q->idle[s]     = 0;
+    atomic_store_explicit(&fs_ring_ctl(rx, s)->asleep, 0, memory_order_relaxed);
+}
+
+/* The sender reads the flag after writing an entry, without a fence: one
+ * that read it stale does not ring, and the turn of the sleeping rings
+ * (one per poll) finds its entry instead. */
+static void fs_ring_sleep(fs_ring_rx_t *rx, uint32_t s)
+{
+    fs_ring_sched_t *q = &rx->sched;
+
+    fs_ring_list_del(q->awake, &q->nawake, q->where, s);
+    fs_ring_list_add(q->asleep, &q->nasleep, q->where, s);
+    q->is_awake[s] = 0;
+    atomic_store_explicit(&fs_ring_ctl(rx, s)->asleep, 1, memory_order_relaxed);
+}
+
+/* Rings claimed since the last poll start awake; those whose sender rang
+ * the bell wake up. */
+static void fs_ring_admit(fs_ring_rx_t *rx)
+{
+    fs_ring_sched_t *q = &rx->sched;
+    uint32_t n = atomic_load_explicit(&rx->hdr->claimed, memory_order_acquire);
+    uint64_t sum, bits;
+
+    n = (n < rx->addr.slots) ? n : rx->addr.slots;
+    for (; q->known < n; ++q->known) {
+        fs_ring_list_add(q->awake, &q->nawake, q->where, q->known);
+        q->is_awake[q->known] = 1;
+    }
+    if (fs_likely(atomic_load_explicit(&rx->hdr->bell_sum, memory_order_relaxed) == 0)) {
+        return;
+    }
+    sum = atomic_exchange_explicit(&rx->hdr->bell_sum, 0, memory_order_acquire);
+    for (; sum != 0; sum &= sum - 1) {
+        uint32_t w = (uint32_t)__builtin_ctzll(sum);
+
+        bits = atomic_exchange_explicit(&rx->hdr->bell[w], 0, memory_order_acquire);
+        for (; bits != 0; bits &= bits - 1) {
+            uint32_t s = w * 64u + (uint32_t)__builtin_ctzll(bits);
+
+            if (s < q->known) {
+                fs_ring_wake(rx, s);
+            }
+        }
+    }
+}
+
 unsigned fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg)
 {
-    uint32_t n = atomic_load_explicit(&rx->hdr->claimed, memory_order_acquire), s;
-    unsigned count = 0;
+    fs_ring_sched_t *q = &rx->sched;
+    unsigned count = 0, got;
+    uint32_t i, s;
 
     if (rx->polling) {
         return 0;               /* a callback that progresses: not twice */
     }
     rx->polling = 1;
-    n = (n < rx->addr.slots) ? n : rx->addr.slots;
-    for (s = 0; s < n; ++s) {
-        count += fs_ring_poll_slot(rx, s, cb, arg);
+    fs_ring_admit(rx);
+    for (i = 0; i < q->nawake;) {
+        s   = q->awake[i];
+        got = fs_ring_poll_slot(rx, s, cb, arg);
+        count += got;
+        if (got != 0) {
+            q->idle[s] = 0;
+        } else if ((++q->idle[s] >= FS_RING_IDLE_POLLS) && (q->nawake > FS_RING_AWAKE_MIN)) {
+            fs_ring_sleep(rx, s);     /* the last awake ring takes its place */
+            continue;
+        }
+        ++i;
+    }
+    if (q->nasleep != 0) {
+        q->turn = (q->turn < q->nasleep) ? q->turn : 0;
+        s       = q->asleep[q->turn++];
+        got     = fs_ring_poll_slot(rx, s, cb, arg);
+        count  += got;
+        if (got != 0) {
+            fs_ring_wake(rx, s);  /* its bell was not rung, or not yet seen */
+        }
+    }
+    rx->polling = 0;
+    return count;
+}
+
+unsigned fs_ring_poll_all(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg)
+{
+    unsigned count = 0, got;
+    uint32_t s;
+
+    if (rx->polling) {
+        return 0;
+    }
+    rx->polling = 1;
+    fs_ring_admit(rx);
+    for (s = 0; s < rx->sched.known; ++s) {
+        got    = fs_ring_poll_slot(rx, s, cb, arg);
+        count += got;
+        if (got != 0) {
+            fs_ring_wake(rx, s);
+        }
     }
     rx->polling = 0;
     return count;
@@ -258,19 +407,25 @@ fs_status_t fs_ring_tx_open(fs_ring_tx_t *tx, const fs_ring_addr_t *addr)
         map = mmap(NULL, tx->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                    (off_t)(fs_ring_page() + slot * tx->map_len));
     }
-    if (hdr != NULL) {
-        munmap(hdr, fs_ring_page());
-    }
     close(fd);
     tx->data_end = calloc(addr->entries, sizeof(*tx->data_end));
     if ((map == MAP_FAILED) || (tx->data_end == NULL)) {
         if (map != MAP_FAILED) {
             munmap(map, tx->map_len);
         }
+        if (hdr != NULL) {
+            munmap(hdr, fs_ring_page());
+        }
         free(tx->data_end);
         memset(tx, 0, sizeof(*tx));
         return FS_ERR_LOCAL;
     }
+    /* the header page stays mapped: the doorbell is there */
+    tx->hdr_map   = hdr;
+    tx->bell      = &hdr->bell[slot / 64u];
+    tx->bell_sum  = &hdr->bell_sum;
+    tx->bell_bit  = 1ull << (slot % 64u);
+    tx->sum_bit   = 1ull << (slot / 64u);
     tx->map       = map;
     tx->ctl       = (fs_ring_ctl_t *)map;
     tx->acks      = (_Atomic uint64_t *)(map + sizeof(fs_ring_ctl_t));
@@ -334,10 +489,21 @@ int fs_ring_tx_populate(fs_ring_tx_t *tx)
     return tx->data_ready > 0;
 }
 
+/* Word first, summary second: a receiver that sees the summary bit finds
+ * the word's. */
+void fs_ring_tx_bell(fs_ring_tx_t *tx)
+{
+    atomic_fetch_or_explicit(tx->bell, tx->bell_bit, memory_order_release);
+    atomic_fetch_or_explicit(tx->bell_sum, tx->sum_bit, memory_order_release);
+}
+
 void fs_ring_tx_close(fs_ring_tx_t *tx)
 {
     if (tx->map != NULL) {
         munmap(tx->map, tx->map_len);
+    }
+    if (tx->hdr_map != NULL) {
+        munmap(tx->hdr_map, fs_ring_page());
     }
     free(tx->data_end);
     memset(tx, 0, sizeof(*tx));

@@ -41,10 +41,14 @@
  * an entry's 16-bit offset in 64-byte units reaches.  Small enough that a
  * stream reuses memory still in the caches (1 MiB per pair walked by an
  * 8 KiB stream: osu_allreduce 16 KiB 1.6-1.9x pml ucx; 512 KiB: 0.7x). */
-#define FS_RING_DATA_MIN  (64u << 10)
+#define FS_RING_DATA_MIN  (16u << 10)
 #define FS_RING_DATA_MAX  (4u << 20)
 #define FS_RING_ALIGN     64u
 #define FS_RING_ACKS      64u     /* acknowledgement words per ring */
+/* A ring with nothing for this many polls in a row goes to sleep, unless
+ * only this many are awake (a node of a few processes polls as before). */
+#define FS_RING_IDLE_POLLS 4096u
+#define FS_RING_AWAKE_MIN  4u
 
 typedef struct fs_ring_entry {
     _Atomic uint64_t seq;         /* position + 1 once written */
@@ -56,10 +60,14 @@ typedef struct fs_ring_entry {
     uint8_t          bytes[FS_RING_BYTES];
 } fs_ring_entry_t;
 
-/* The receiver's progress through one ring, a line of its own. */
+/* The receiver's progress through one ring, a line of its own, and whether
+ * it still polls the ring, on the next line (written only when that
+ * changes: the sender reads it after every entry). */
 typedef struct fs_ring_ctl {
     _Atomic uint64_t tail;        /* entries the receiver is done with */
-    uint8_t          pad[120];
+    uint8_t          pad[56];
+    _Atomic uint32_t asleep;      /* 1: ring the bell after writing */
+    uint8_t          pad2[60];
 } fs_ring_ctl_t;
 
 /* What a receiver publishes (the modex) so that senders can attach. */
@@ -75,6 +83,20 @@ typedef struct fs_ring_addr {
 
 typedef struct fs_ring_seg_hdr fs_ring_seg_hdr_t;
 
+/* Which rings a poll reads (shm_ring.c, fs_ring_poll): the awake ones, one
+ * asleep in turn, and those whose sender rang the bell. */
+typedef struct fs_ring_sched {
+    uint32_t           *awake;    /* slots read at every poll */
+    uint32_t            nawake;
+    uint32_t           *asleep;   /* slots read one per poll, in turn */
+    uint32_t            nasleep;
+    uint32_t            turn;     /* the next asleep slot to read */
+    uint32_t           *where;    /* per slot: its index in its list */
+    uint32_t           *idle;     /* per slot: polls without an entry */
+    uint8_t            *is_awake; /* per slot */
+    uint32_t            known;    /* slots claimed and put in a list */
+} fs_ring_sched_t;
+
 /* A receiver: its segment and how far it read each ring. */
 typedef struct fs_ring_rx {
     uint8_t            *base;
@@ -85,6 +107,7 @@ typedef struct fs_ring_rx {
     fs_ring_addr_t      addr;
     size_t              slot_size;
     uint64_t           *pos;      /* per slot: the next entry to read */
+    fs_ring_sched_t     sched;
     int                 polling;  /* inside fs_ring_poll (no nesting) */
 } fs_ring_rx_t;
 
@@ -105,8 +128,13 @@ typedef struct fs_ring_tx {
     uint64_t           *data_end;   /* per entry: data_head once it was written */
     _Atomic uint64_t   *acks;       /* FS_RING_ACKS words, the receiver's to write */
     uint64_t            ack_free;   /* bit i: acks[i] is not in use */
+    _Atomic uint64_t   *bell;       /* the receiver's doorbell word of this ring */
+    _Atomic uint64_t   *bell_sum;   /* and its summary word */
+    uint64_t            bell_bit;
+    uint64_t            sum_bit;
     void               *map;
     size_t              map_len;
+    void               *hdr_map;    /* the segment's header page (the bell) */
 } fs_ring_tx_t;
 
 /* ok is 0 for an entry whose lengths or place exceed the entry or the ring's
@@ -122,8 +150,13 @@ typedef void (*fs_ring_cb_t)(void *arg, uint32_t slot, unsigned tag, const void 
 fs_status_t fs_ring_rx_create(fs_ring_rx_t *rx, unsigned slots, unsigned entries,
                               size_t max_len, size_t data_size);
 void        fs_ring_rx_destroy(fs_ring_rx_t *rx);
-/* Calls cb for what the senders wrote, up to a bounded number per ring. */
+/* Calls cb for what the senders wrote, up to a bounded number per ring:
+ * of the rings that are awake, one ring asleep, and those whose sender rang
+ * the bell; its cost follows the senders that are busy, not their number. */
 unsigned    fs_ring_poll(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg);
+/* The same over every ring (a peer's failure: what it published before
+ * dying is delivered first, bell or not). */
+unsigned    fs_ring_poll_all(fs_ring_rx_t *rx, fs_ring_cb_t cb, void *arg);
 /* The acknowledgement word idx of the ring in slot; NULL if there is none
  * (a sender's word to check: it comes off the wire). */
 _Atomic uint64_t *fs_ring_rx_ack(fs_ring_rx_t *rx, uint32_t slot, uint32_t idx);
@@ -160,6 +193,8 @@ static inline uint64_t fs_ring_ack_read(const fs_ring_tx_t *tx, unsigned idx)
     return atomic_load_explicit(&tx->acks[idx], memory_order_acquire);
 }
 
+/* Tells a receiver that no longer polls this ring that it has an entry. */
+void        fs_ring_tx_bell(fs_ring_tx_t *tx);
 /* Reads the receiver's tail: how far the ring and its data area are free. */
 void        fs_ring_tx_refresh(fs_ring_tx_t *tx);
 /* Maps every page of the data area at once, before its first payload.  A
@@ -226,6 +261,9 @@ static inline int fs_ring_send(fs_ring_tx_t *tx, unsigned tag, const void *hdr, 
     memcpy(e->bytes, hdr, hlen);
     atomic_store_explicit(&e->seq, pos + 1, memory_order_release);
     tx->head = pos + 1;
+    if (fs_unlikely(atomic_load_explicit(&tx->ctl->asleep, memory_order_relaxed) != 0)) {
+        fs_ring_tx_bell(tx);
+    }
     return 1;
 }
 

@@ -235,6 +235,8 @@ typedef struct fs_ucx_addr_hdr {
 void        fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg);
 /* Bytes of data area per ring for a node of local_peers other processes. */
 size_t      fs_ucx_shm_data_size(size_t local_peers);
+/* Entries per ring for a node of local_peers other processes. */
+unsigned    fs_ucx_shm_entries(size_t local_peers, unsigned fifo_size);
 void        fs_ucx_shm_fini(fs_tl_t *tl);
 void        fs_ucx_shm_drain(fs_tl_t *tl);
 unsigned    fs_ucx_shm_poll(fs_tl_t *tl);

@@ -29,12 +29,20 @@
 #define FS_UCX_SHM_LIMIT 8192u
 /* Data area of each ring: a stream of 8 KiB messages reuses memory still in
  * the caches (shm_ring.h), and four 128 KiB collective messages fit.  With
- * many processes on the node the areas a receiver holds share a budget
- * instead (every sender of the node may stream to it), down to twice the
- * largest blocking message ucx_frag_max lets be eager (64 KiB). */
+ * many processes on the node the areas a receiver holds share a fixed
+ * budget instead (every sender of the node may stream to it), so that a
+ * process's lane memory does not grow with the node's size beyond a few
+ * lines per sender (issue 42: 64 MiB per receiver was 9.7 GiB at 128 ranks,
+ * each area populated at its first payload); down to twice the lane's
+ * largest payload.  A blocking send the area cannot take eagerly then goes
+ * by the lane's rendezvous.  Up to 8 processes a node keep 512 KiB. */
 #define FS_UCX_SHM_DATA     (512u << 10)
-#define FS_UCX_SHM_DATA_MIN (128u << 10)
-#define FS_UCX_SHM_BUDGET   (64u << 20)
+#define FS_UCX_SHM_DATA_MIN (2u * FS_UCX_SHM_LIMIT)
+#define FS_UCX_SHM_BUDGET   (4u << 20)
+/* Entries of each ring: ucx_fifo_size while the rings of a receiver fit
+ * this budget, fewer (at least 16) beyond: a full ring sends by UCP. */
+#define FS_UCX_SHM_ENTRY_BUDGET (1u << 20)
+#define FS_UCX_SHM_ENTRIES_MIN  16u
 
 size_t fs_ucx_shm_data_size(size_t local_peers)
 {
@@ -45,6 +53,19 @@ size_t fs_ucx_shm_data_size(size_t local_peers)
         size >>= 1;     /* a power of two within the budget */
     }
     return size;
+}
+
+unsigned fs_ucx_shm_entries(size_t local_peers, unsigned fifo_size)
+{
+    size_t per = (local_peers == 0) ? fifo_size
+                                    : FS_UCX_SHM_ENTRY_BUDGET /
+                                      (local_peers * sizeof(fs_ring_entry_t));
+    unsigned n = fifo_size;
+
+    while ((n > per) && (n > FS_UCX_SHM_ENTRIES_MIN)) {
+        n >>= 1;
+    }
+    return n;
 }
 
 /* Who may share the lane's memory: a sender opens its peer's segment
@@ -132,8 +153,8 @@ void fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg)
     /* a ring per possible sender of this node (and some for processes that
      * join later): memory is taken as it is used */
     if (fs_ring_rx_create(&tl->shm.rx, (unsigned)cfg->estimated_eps + 16,
-                          (unsigned)cfg->fifo_size, tl->shm.max_waited,
-                          data) != FS_OK) {
+                          fs_ucx_shm_entries(cfg->local_peers, (unsigned)cfg->fifo_size),
+                          tl->shm.max_waited, data) != FS_OK) {
         FS_DEBUG("no shared-memory short lane (its segment could not be made): "
                  "every message goes by UCP");
         fs_ucx_shm_fini(tl);
@@ -145,8 +166,9 @@ void fs_ucx_shm_init(fs_tl_t *tl, const fs_tl_config_t *cfg)
              cfg->local_peers);
 }
 
-/* A poll takes a few entries of each ring; bounded, as live peers may keep
- * their rings busy. */
+/* Every ring, sleeping ones too (a peer that died between writing and
+ * ringing the bell), a few entries of each per round; bounded, as live
+ * peers may keep their rings busy. */
 void fs_ucx_shm_drain(fs_tl_t *tl)
 {
     unsigned i;
@@ -155,7 +177,7 @@ void fs_ucx_shm_drain(fs_tl_t *tl)
         return;
     }
     for (i = 0; i < 256; ++i) {
-        if (fs_ucx_shm_poll(tl) == 0) {
+        if (fs_ring_poll_all(&tl->shm.rx, fs_ucx_shm_rx, tl) == 0) {
             break;
         }
     }

@@ -214,8 +214,8 @@ Test(shm_ring, data_room_is_reused_only_once_read_and_wraps_whole)
     unsigned i, round;
 
     fs_ring_rx_destroy(&rx);
-    cr_assert_eq(fs_ring_rx_create(&rx, 4, 64, BIG, FS_RING_DATA_MIN), FS_OK);
-    cr_assert_eq(rx.addr.data_size, FS_RING_DATA_MIN);
+    cr_assert_eq(fs_ring_rx_create(&rx, 4, 64, BIG, (64u << 10)), FS_OK);
+    cr_assert_eq(rx.addr.data_size, (64u << 10));
     cr_assert_eq(fs_ring_tx_open(&tx, &rx.addr), FS_OK);
     for (round = 0; round < 3; ++round) {
         memset(&got, 0, sizeof(got));
@@ -420,4 +420,104 @@ Test(shm_ring, a_sender_killed_mid_stream_stops_no_other_stream)
     }
     kill(live, SIGKILL);
     waitpid(live, NULL, 0);
+}
+
+/* Many senders: a poll reads the rings that are busy, not every ring.  A
+ * ring idle for FS_RING_IDLE_POLLS polls sleeps (FS_RING_AWAKE_MIN stay
+ * awake); its sender's next entry rings the bell, and the next poll reads
+ * it and wakes the ring, whichever sleeping ring's turn it is. */
+#define MANY 8
+static fs_ring_tx_t many[MANY];
+
+static void open_many_and_idle(void)
+{
+    unsigned i;
+
+    fs_ring_rx_destroy(&rx);
+    cr_assert_eq(fs_ring_rx_create(&rx, MANY, 16, BUF, 0), FS_OK);
+    for (i = 0; i < MANY; ++i) {
+        cr_assert_eq(fs_ring_tx_open(&many[i], &rx.addr), FS_OK);
+    }
+    for (i = 0; i <= FS_RING_IDLE_POLLS; ++i) {
+        cr_assert_eq(fs_ring_poll(&rx, on_msg, &got), 0);
+    }
+    cr_assert_eq(rx.sched.nawake, FS_RING_AWAKE_MIN, "%u awake", rx.sched.nawake);
+    cr_assert_eq(rx.sched.nasleep, MANY - FS_RING_AWAKE_MIN);
+}
+
+/* a sleeping ring whose turn is not next */
+static uint32_t sleeping_not_next(void)
+{
+    uint32_t next = rx.sched.asleep[(rx.sched.turn < rx.sched.nasleep) ? rx.sched.turn : 0];
+    uint32_t i;
+
+    for (i = 0; i < rx.sched.nasleep; ++i) {
+        if (rx.sched.asleep[i] != next) {
+            return rx.sched.asleep[i];
+        }
+    }
+    cr_assert_fail("no second sleeping ring");
+    return 0;
+}
+
+Test(shm_ring, idle_rings_sleep_and_a_sender_wakes_its_own_with_the_bell)
+{
+    uint32_t s;
+    unsigned i;
+
+    open_many_and_idle();
+    s = sleeping_not_next();
+    cr_expect_eq(atomic_load(&many[s].ctl->asleep), 1, "its sender sees it asleep");
+    cr_assert(send_fill(&many[s], 77, 8, 0x3));
+    cr_expect_eq(fs_ring_poll(&rx, on_msg, &got), 1, "the next poll reads it");
+    cr_expect(got.n == 1 && got.hdr[0] == 77 && got.slot[0] == s);
+    cr_expect(rx.sched.is_awake[s], "and wakes its ring");
+    cr_expect_eq(atomic_load(&many[s].ctl->asleep), 0);
+    for (i = 0; i < MANY; ++i) {
+        fs_ring_tx_close(&many[i]);
+    }
+}
+
+/* A sender that read the flag stale (no fence after its write) does not
+ * ring: the sleeping rings' turn, one per poll, still reads its entry. */
+Test(shm_ring, an_entry_without_a_bell_is_read_in_the_sleeping_rings_turn)
+{
+    uint32_t s;
+    unsigned i;
+
+    open_many_and_idle();
+    s = sleeping_not_next();
+    atomic_store(&many[s].ctl->asleep, 0);      /* as the sender saw it */
+    cr_assert(send_fill(&many[s], 78, 8, 0x3));
+    atomic_store(&many[s].ctl->asleep, 1);
+    for (i = 0; (i < MANY) && (got.n == 0); ++i) {
+        (void)fs_ring_poll(&rx, on_msg, &got);
+    }
+    cr_expect(got.n == 1 && got.hdr[0] == 78, "read within one turn of the sleeping rings");
+    cr_expect(rx.sched.is_awake[s]);
+    for (i = 0; i < MANY; ++i) {
+        fs_ring_tx_close(&many[i]);
+    }
+}
+
+/* A peer's failure: everything its ring holds is read at once, asleep or
+ * not (it may have died between its write and its bell). */
+Test(shm_ring, polling_all_reads_every_sleeping_ring)
+{
+    unsigned i, k = 0;
+
+    open_many_and_idle();
+    for (i = 0; i < rx.sched.nasleep; ++i) {
+        uint32_t s = rx.sched.asleep[i];
+
+        atomic_store(&many[s].ctl->asleep, 0);
+        cr_assert(send_fill(&many[s], 100 + s, 8, 0x3));
+        atomic_store(&many[s].ctl->asleep, 1);
+        ++k;
+    }
+    cr_expect_eq(fs_ring_poll_all(&rx, on_msg, &got), k);
+    cr_expect_eq(got.n, k, "%u of %u read", got.n, k);
+    for (i = 0; i < MANY; ++i) {
+        fs_ring_tx_close(&many[i]);
+    }
 }

@@ -332,17 +332,18 @@ Test(ucx_shm, no_lane_when_ucx_tls_leaves_out_shared_memory)
     fs_tl_ucx_ops.fini(c);
 }
 
-/* A receiver's rings share a budget once the node has many processes (each
- * may stream to it), never below twice the largest eager blocking send
- * (ucx_frag_max, 64 KiB); a collective's blocking send is eager up to
+/* A receiver's rings share a fixed budget (4 MiB) once the node has many
+ * processes (each may stream to it), so that its lane memory does not grow
+ * with the node's size (issue 42), never below twice the lane's largest
+ * payload (16 KiB); a collective's blocking send is eager up to
  * send_fast_local_max but at most half the area.  Per ring, when the
- * node's other processes are unknown, 1, 128, 200, 300 and 5000. */
+ * node's other processes are unknown, 1, 7, 15, 128, 200, 300 and 5000. */
 Test(ucx_shm, the_data_area_per_ring_shrinks_with_the_processes_of_the_node)
 {
-    const size_t peers[] = {0, 1, 128, 200, 300, 5000};
+    const size_t peers[] = {0, 1, 7, 15, 128, 200, 300, 5000};
     const size_t frag_max = 64u << 10, fast_max = 256u << 10;  /* more than some areas' half */
-    const uint32_t want[] = {512u << 10, 512u << 10, 512u << 10, 256u << 10, 128u << 10,
-                             128u << 10};
+    const uint32_t want[] = {512u << 10, 512u << 10, 512u << 10, 256u << 10, 32u << 10,
+                             16u << 10, 16u << 10, 16u << 10};
     unsigned i;
 
     for (i = 0; i < sizeof(peers) / sizeof(peers[0]); ++i) {
@@ -362,5 +363,19 @@ Test(ucx_shm, the_data_area_per_ring_shrinks_with_the_processes_of_the_node)
         cr_expect_eq(tl->shm.max_waited, want[i] / 2, "%zu other processes: eager to %zu",
                      peers[i], tl->shm.max_waited);
         fs_tl_ucx_ops.fini(tl);
+    }
+}
+
+/* Entries per ring: ucx_fifo_size while a receiver's rings fit 1 MiB of
+ * entries, halved beyond, at least 16. */
+Test(ucx_shm, the_entries_per_ring_shrink_with_the_processes_of_the_node)
+{
+    const size_t peers[] = {0, 1, 64, 127, 255, 5000};
+    const unsigned want[] = {128, 128, 128, 64, 32, 16};
+    unsigned i;
+
+    for (i = 0; i < sizeof(peers) / sizeof(peers[0]); ++i) {
+        cr_expect_eq(fs_ucx_shm_entries(peers[i], 128), want[i], "%zu other processes: %u",
+                     peers[i], fs_ucx_shm_entries(peers[i], 128));
     }
 }
