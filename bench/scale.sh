@@ -137,7 +137,7 @@ plot() {
         echo "$plots" >"$OUT/.$NAME.plot.$c"
     done
     gnuplot <<EOF || echo "scale.sh: gnuplot failed" >&2
-set terminal pngcairo size 1200,450
+set terminal pngcairo size 1200,450 noenhanced
 set output "$OUT/$NAME.png"
 set multiplot layout 1,2
 set logscale xy
